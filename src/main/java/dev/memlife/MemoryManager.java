@@ -1,0 +1,598 @@
+package dev.memlife;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Fans one agent's memory work out to its {@link MemoryProvider providers}, and makes sure every
+ * write handed to it is delivered, or counted and reported.
+ *
+ * <p>Writes ({@link #syncAll}) go through a bounded queue to one writer thread per manager, which
+ * hands them to the providers in FIFO order, one batch at a time; the caller never waits on a
+ * provider. Every other hook runs on the caller's thread. Every provider call is isolated: one
+ * provider's exception is logged (throttled) and counted and never stops the next provider or the
+ * writer. {@link #flushPending} is a barrier for the writes accepted before it; {@link
+ * #shutdownAll()} drains the queue within a deadline, shuts the providers down and reports what
+ * happened to every write.
+ *
+ * <p>This class is thread-safe: every method may be called from any thread at any time.
+ */
+public final class MemoryManager {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MemoryManager.class);
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final String name;
+    private final Duration drainTimeout;
+    private final long enqueueTimeoutNanos;
+    private final long prefetchTimeoutNanos;
+    private final long providerShutdownTimeoutNanos;
+    private final ThreadFactory threadFactory;
+    private final ThrottledLog warnings = new ThrottledLog(LOG);
+    private final Writer writer;
+    private final Prefetcher prefetcher;
+
+    /** Guards changes to {@link #providers} and {@link #toolOwners}; readers use the volatile copies. */
+    private final Object registration = new Object();
+    /** Copy-on-write; each write keeps the array it was accepted with. */
+    private volatile RegisteredProvider[] providers = new RegisteredProvider[0];
+    /** Copy-on-write: tool name to the provider that registered it first. */
+    private volatile Map<String, RegisteredProvider> toolOwners = Map.of();
+    /** Set once by the first {@link #shutdownAll} call; later calls return the same report. */
+    private final AtomicReference<CompletableFuture<DrainReport>> shutdown = new AtomicReference<>();
+
+    /** A manager with every default of {@link Builder}. */
+    public MemoryManager() {
+        this(new Builder());
+    }
+
+    private MemoryManager(Builder b) {
+        this.name = b.name != null ? b.name : String.valueOf(INSTANCES.incrementAndGet());
+        this.drainTimeout = b.drainTimeout;
+        this.enqueueTimeoutNanos = b.enqueueTimeout.toNanos();
+        this.prefetchTimeoutNanos = b.prefetchTimeout.toNanos();
+        this.providerShutdownTimeoutNanos = b.providerShutdownTimeout.toNanos();
+        this.threadFactory = b.threadFactory;
+        this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
+                factory("writer"), b.clock, warnings);
+        this.prefetcher = new Prefetcher(name, factory("prefetch"), warnings);
+    }
+
+    /** A builder for a manager with settings other than the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** This manager's name, as it appears in thread names, logs and exceptions. */
+    public String name() {
+        return name;
+    }
+
+    // ---- registration ------------------------------------------------------------------------
+
+    /**
+     * Registers a provider. A provider whose {@link MemoryProvider#isAvailable()} is false (or
+     * throws) is not registered. Its tools are indexed for {@link #handleToolCall}; a tool name
+     * another provider already offers keeps the first provider and is logged.
+     *
+     * @return true if the provider was registered, false if it is not available
+     * @throws NullPointerException if {@code provider} or its name is null
+     * @throws IllegalArgumentException if its name is blank or another provider has the same name
+     * @throws IllegalStateException if shutdown has begun
+     */
+    public boolean addProvider(MemoryProvider provider) {
+        requireNonNull(provider, "provider");
+        String providerName = requireNonNull(provider.name(), "provider.name()");
+        if (providerName.isBlank()) {
+            throw new IllegalArgumentException("provider name must not be blank: " + provider);
+        }
+        if (!isAvailable(provider, providerName)) {
+            LOG.info("memory provider '{}' is not available; not registered with manager '{}'", providerName, name);
+            return false;
+        }
+        List<ToolSchema> tools = call(providerName, "toolSchemas", provider::toolSchemas, List.of());
+        synchronized (registration) {
+            checkRunning("addProvider");
+            for (RegisteredProvider p : providers) {
+                if (p.name.equals(providerName)) {
+                    throw new IllegalArgumentException("a memory provider named '" + providerName
+                            + "' is already registered with manager '" + name + "'");
+                }
+            }
+            RegisteredProvider registered = new RegisteredProvider(provider, providerName);
+            Map<String, RegisteredProvider> tools2 = new HashMap<>(toolOwners);
+            for (ToolSchema tool : tools == null ? List.<ToolSchema>of() : tools) {
+                RegisteredProvider first = tools2.putIfAbsent(tool.name(), registered);
+                if (first != null) {
+                    LOG.warn("memory tool '{}' of provider '{}' ignored: provider '{}' already offers it",
+                            tool.name(), providerName, first.name);
+                }
+            }
+            RegisteredProvider[] next = Arrays.copyOf(providers, providers.length + 1);
+            next[providers.length] = registered;
+            toolOwners = Map.copyOf(tools2);
+            providers = next;
+        }
+        return true;
+    }
+
+    private boolean isAvailable(MemoryProvider provider, String providerName) {
+        return Boolean.TRUE.equals(call(providerName, "isAvailable", provider::isAvailable, false));
+    }
+
+    /** The registered providers' names, in registration order. */
+    public List<String> providerNames() {
+        List<String> names = new ArrayList<>();
+        for (RegisteredProvider p : providers) {
+            names.add(p.name);
+        }
+        return names;
+    }
+
+    // ---- caller-thread hooks -------------------------------------------------------------------
+
+    /**
+     * Calls every provider's {@link MemoryProvider#initialize} on this thread, in registration order.
+     *
+     * @throws IllegalStateException if shutdown has begun
+     */
+    public void initializeAll(String sessionId) {
+        requireNonNull(sessionId, "sessionId");
+        checkRunning("initializeAll");
+        forEachProvider("initialize", p -> p.initialize(sessionId));
+    }
+
+    /**
+     * The providers' system-prompt blocks, in registration order, joined by blank lines; blank
+     * blocks and failing providers are left out. Runs on this thread.
+     */
+    public String buildSystemPrompt() {
+        checkRunning("buildSystemPrompt");
+        StringBuilder out = new StringBuilder();
+        for (RegisteredProvider p : providers) {
+            String block = call(p.name, "systemPromptBlock", p.provider::systemPromptBlock, "");
+            if (block != null && !block.isBlank()) {
+                out.append(out.length() > 0 ? "\n\n" : "").append(block);
+            }
+        }
+        return out.toString();
+    }
+
+    /**
+     * Recalls memory for a turn: every provider's {@link MemoryProvider#prefetch} runs at once on a
+     * prefetch thread, and this call waits at most the prefetch timeout for all of them; a provider
+     * still running then is interrupted and left out. An interrupt of the caller ends the wait
+     * early, with the interrupt flag restored.
+     *
+     * @return the non-blank blocks in registration order, joined by blank lines
+     */
+    public String prefetchAll(String query, String sessionId) {
+        requireNonNull(query, "query");
+        requireNonNull(sessionId, "sessionId");
+        checkRunning("prefetchAll");
+        return prefetcher.prefetch(List.of(providers), query, sessionId, prefetchTimeoutNanos);
+    }
+
+    /** Every registered tool, first provider first; a duplicate tool name is listed once. */
+    public List<ToolSchema> toolSchemas() {
+        Map<String, RegisteredProvider> owners = toolOwners;
+        List<ToolSchema> out = new ArrayList<>();
+        for (RegisteredProvider p : providers) {
+            List<ToolSchema> tools = call(p.name, "toolSchemas", p.provider::toolSchemas, List.of());
+            for (ToolSchema tool : tools == null ? List.<ToolSchema>of() : tools) {
+                if (owners.get(tool.name()) == p) {
+                    out.add(tool);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Routes a tool call to the provider that offers the tool, on this thread. If the provider
+     * throws, the failure is logged and returned to the model as a JSON error object.
+     *
+     * @throws IllegalArgumentException if no provider offers {@code tool}
+     */
+    public String handleToolCall(String tool, Map<String, Object> args) {
+        requireNonNull(tool, "tool");
+        requireNonNull(args, "args");
+        checkRunning("handleToolCall");
+        RegisteredProvider owner = toolOwners.get(tool);
+        if (owner == null) {
+            throw new IllegalArgumentException("no memory provider of manager '" + name + "' offers tool '" + tool
+                    + "'; offered: " + toolOwners.keySet());
+        }
+        try {
+            return owner.provider.handleToolCall(tool, Map.copyOf(args));
+        } catch (Throwable t) {
+            Writer.rethrowIfFatal(t);
+            warnings.warn(name + "/" + owner.name + "/tool", "memory provider '" + owner.name + "' failed tool call '"
+                    + tool + "'", t);
+            return "{\"error\":\"" + jsonEscape("memory tool '" + tool + "' failed: " + t) + "\"}";
+        }
+    }
+
+    /**
+     * End-of-session extraction: calls every provider's {@link MemoryProvider#onSessionEnd}
+     * synchronously on this thread, in registration order, with an immutable copy of
+     * {@code messages}. Waits for as long as the providers take.
+     *
+     * @throws NullPointerException if {@code messages} or one of its elements is null
+     * @throws IllegalStateException if shutdown has begun: the providers can no longer extract
+     */
+    public void onSessionEnd(List<Message> messages) {
+        List<Message> transcript = copyMessages(messages);
+        checkRunning("onSessionEnd");
+        forEachProvider("onSessionEnd", p -> p.onSessionEnd(transcript));
+    }
+
+    // ---- writes ----------------------------------------------------------------------------------
+
+    /** {@link #syncAll(String, String, String, List)} without the turn's messages. */
+    public boolean syncAll(String userContent, String assistantContent, String sessionId) {
+        return enqueue(userContent, assistantContent, sessionId, List.of());
+    }
+
+    /**
+     * Queues one completed turn for every registered provider and returns without waiting for any
+     * of them. The write gets a unique {@link Turn#writeId()} and goes to the providers registered
+     * now. A blank {@code userContent} is not a turn: nothing is queued and false is returned.
+     *
+     * <p>Waits only when the queue is full, for at most the builder's enqueue timeout.
+     *
+     * @return true if the write was accepted; false if it was blank, or rejected because shutdown has
+     *     begun (then it is counted in the {@link DrainReport} as rejected, and logged)
+     * @throws QueueFullException if the queue stayed full for the whole enqueue timeout (the write is
+     *     counted as rejected)
+     */
+    public boolean syncAll(String userContent, String assistantContent, String sessionId, List<Message> messages) {
+        return enqueue(userContent, assistantContent, sessionId, copyMessages(messages));
+    }
+
+    private boolean enqueue(String user, String assistant, String sessionId, List<Message> messages) {
+        requireNonNull(user, "userContent");
+        requireNonNull(assistant, "assistantContent");
+        requireNonNull(sessionId, "sessionId");
+        if (user.isBlank()) {
+            return false;
+        }
+        if (writer.enqueue(sessionId, user, assistant, messages, providers, enqueueTimeoutNanos)) {
+            return true;
+        }
+        warnings.warn(name + "/late-write", "memory manager '" + name + "' is shut down: a write for session '"
+                + sessionId + "' was rejected and counted", null);
+        return false;
+    }
+
+    /**
+     * A barrier: waits until every write accepted before this call has been handed to every
+     * provider (delivered, or failed and counted). Writes accepted after the call do not extend the
+     * wait. Returns at once when nothing is pending, and without waiting when called from the
+     * writer thread itself (a provider), where the barrier cannot be met. Never throws.
+     *
+     * @param timeout the longest time to wait
+     * @return true if the barrier was met; false on timeout, on interrupt (the interrupt flag is
+     *     restored), when shutdown abandoned one of the writes, or when called from the writer thread
+     */
+    public boolean flushPending(Duration timeout) {
+        return writer.flush(timeout == null || timeout.isNegative() ? 0 : saturatedNanos(timeout));
+    }
+
+    /** Writes accepted but not yet handed to every provider: queued, or being written now. */
+    public long pendingWrites() {
+        return writer.pending();
+    }
+
+    // ---- shutdown --------------------------------------------------------------------------------
+
+    /** {@link #shutdownAll(Duration)} with the builder's drain timeout. */
+    public DrainReport shutdownAll() {
+        return shutdownAll(drainTimeout);
+    }
+
+    /**
+     * Shuts the manager down: stops accepting writes, lets the queue keep draining in FIFO order
+     * until one deadline {@code drainTimeout} from now, abandons what the writer has not started,
+     * then calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration
+     * order, waiting at most the builder's provider-shutdown timeout for them.
+     *
+     * <p>Idempotent: a later or concurrent call waits for the first one to finish and returns its
+     * report, calling no provider again. An interrupt while draining ends the drain early (the
+     * remaining writes are abandoned) and the interrupt flag is restored.
+     *
+     * @return what happened to every write this manager was handed
+     */
+    public DrainReport shutdownAll(Duration drainTimeout) {
+        requireNonNull(drainTimeout, "drainTimeout");
+        CompletableFuture<DrainReport> mine = new CompletableFuture<>();
+        CompletableFuture<DrainReport> first;
+        synchronized (registration) {
+            first = shutdown.compareAndExchange(null, mine);
+        }
+        if (first != null) {
+            return first.join();
+        }
+        try {
+            DrainReport report = drainAndShutDown(drainTimeout.isNegative() ? Duration.ZERO : drainTimeout);
+            mine.complete(report);
+            return report;
+        } catch (RuntimeException | Error e) {
+            mine.completeExceptionally(e);
+            throw e;
+        }
+    }
+
+    private DrainReport drainAndShutDown(Duration timeout) {
+        long start = System.nanoTime();
+        Writer.Outcome outcome = writer.drain(saturatedNanos(timeout));
+        if (!outcome.abandonedIds().isEmpty() || outcome.stillRunning() > 0) {
+            LOG.warn("memory manager '{}': drain deadline of {} ms passed; {} writes abandoned, {} still running",
+                    name, timeout.toMillis(), outcome.abandonedIds().size(), outcome.stillRunning());
+        }
+        prefetcher.shutdown();
+        List<RegisteredProvider> all = List.of(providers);
+        List<String> notShutDown = ProviderShutdown.run(name, all, factory("shutdown"),
+                providerShutdownTimeoutNanos, warnings);
+        Map<String, Long> failures = new HashMap<>();
+        for (RegisteredProvider p : all) {
+            long n = p.failedWrites.get();
+            if (n > 0) {
+                failures.put(p.name, n);
+            }
+        }
+        return new DrainReport(outcome.delivered(), outcome.failed(), outcome.abandonedIds(), outcome.stillRunning(),
+                outcome.rejected(), failures, notShutDown, timeout, Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    /** Whether {@link #shutdownAll} has been called. */
+    public boolean isShutdown() {
+        return shutdown.get() != null;
+    }
+
+    /** Writes rejected so far: after shutdown began, or on a full queue. */
+    public long rejectedWrites() {
+        return writer.rejectedSoFar();
+    }
+
+    /** The writer thread, once one was started; for tests in this package. */
+    Thread writerThread() {
+        return writer.workerThread();
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------------
+
+    private void checkRunning(String method) {
+        if (shutdown.get() != null) {
+            throw new IllegalStateException("memory manager '" + name + "' is shut down; " + method + " refused");
+        }
+    }
+
+    private void forEachProvider(String hook, Consumer<MemoryProvider> action) {
+        for (RegisteredProvider p : providers) {
+            try {
+                action.accept(p.provider);
+            } catch (Throwable t) {
+                Writer.rethrowIfFatal(t);
+                warnings.warn(name + "/" + p.name + "/" + hook, "memory provider '" + p.name + "' of manager '" + name
+                        + "' failed in " + hook + "; the next provider is still called", t);
+            }
+        }
+    }
+
+    private <T> T call(String providerName, String hook, Supplier<T> body, T fallback) {
+        try {
+            return body.get();
+        } catch (Throwable t) {
+            Writer.rethrowIfFatal(t);
+            warnings.warn(name + "/" + providerName + "/" + hook, "memory provider '" + providerName + "' of manager '"
+                    + name + "' failed in " + hook, t);
+            return fallback;
+        }
+    }
+
+    private ThreadFactory factory(String role) {
+        if (threadFactory != null) {
+            return threadFactory;
+        }
+        AtomicInteger count = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "memlife-" + role + "-" + name
+                    + (role.equals("writer") ? "" : "-" + count.incrementAndGet()));
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private static List<Message> copyMessages(List<Message> messages) {
+        requireNonNull(messages, "messages");
+        for (int i = 0; i < messages.size(); i++) {
+            int index = i;
+            requireNonNull(messages.get(i), () -> "messages[" + index + "]");
+        }
+        return List.copyOf(messages);
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private static String jsonEscape(String s) {
+        StringBuilder out = new StringBuilder(s.length() + 8);
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"': out.append("\\\""); break;
+                case '\\': out.append("\\\\"); break;
+                case '\n': out.append("\\n"); break;
+                case '\r': out.append("\\r"); break;
+                case '\t': out.append("\\t"); break;
+                default:
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+            }
+        }
+        return out.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryManager[" + name + ", providers=" + providerNames() + ", pending=" + pendingWrites()
+                + (isShutdown() ? ", shut down" : "") + "]";
+    }
+
+    /**
+     * Settings for a {@link MemoryManager}. Setters check their argument; {@link #build()} copies
+     * the settings, so a builder can be reused without changing managers it already built. Not
+     * thread-safe.
+     */
+    public static final class Builder {
+
+        /** Default drain deadline of {@link MemoryManager#shutdownAll()}, in milliseconds. */
+        public static final long DEFAULT_DRAIN_TIMEOUT_MILLIS = 5_000;
+        /** Default number of writes the queue holds before {@code syncAll} waits. */
+        public static final int DEFAULT_QUEUE_CAPACITY = 10_000;
+        /** Default time {@code syncAll} waits for space in a full queue, in milliseconds. */
+        public static final long DEFAULT_ENQUEUE_TIMEOUT_MILLIS = 1_000;
+        /** Default largest batch handed to a provider that overrides {@code syncBatch}. */
+        public static final int DEFAULT_MAX_BATCH_SIZE = 256;
+        /** Default time {@code prefetchAll} waits for the providers, in milliseconds. */
+        public static final long DEFAULT_PREFETCH_TIMEOUT_MILLIS = 2_000;
+        /** Default time shutdown waits for the providers' {@code shutdown()}, in milliseconds. */
+        public static final long DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS = 5_000;
+
+        private String name;
+        private Duration drainTimeout = Duration.ofMillis(DEFAULT_DRAIN_TIMEOUT_MILLIS);
+        private int queueCapacity = DEFAULT_QUEUE_CAPACITY;
+        private Duration enqueueTimeout = Duration.ofMillis(DEFAULT_ENQUEUE_TIMEOUT_MILLIS);
+        private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+        private Duration prefetchTimeout = Duration.ofMillis(DEFAULT_PREFETCH_TIMEOUT_MILLIS);
+        private Duration providerShutdownTimeout = Duration.ofMillis(DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS);
+        private ThreadFactory threadFactory;
+        private Clock clock = Clock.system();
+
+        private Builder() {}
+
+        /** The manager's name in thread names, logs and errors; default a process-unique number. */
+        public Builder name(String name) {
+            requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /**
+         * The deadline {@link MemoryManager#shutdownAll()} gives the whole queue to drain; default
+         * {@value #DEFAULT_DRAIN_TIMEOUT_MILLIS} ms. Zero abandons whatever is still queued at once.
+         */
+        public Builder drainTimeout(Duration drainTimeout) {
+            this.drainTimeout = nonNegative(drainTimeout, "drainTimeout");
+            return this;
+        }
+
+        /** How many writes may wait in the queue; default {@value #DEFAULT_QUEUE_CAPACITY}. */
+        public Builder queueCapacity(int queueCapacity) {
+            if (queueCapacity < 1) {
+                throw new IllegalArgumentException("queueCapacity must be at least 1, was " + queueCapacity);
+            }
+            this.queueCapacity = queueCapacity;
+            return this;
+        }
+
+        /**
+         * How long {@code syncAll} waits for space in a full queue before it throws {@link
+         * QueueFullException}; default {@value #DEFAULT_ENQUEUE_TIMEOUT_MILLIS} ms.
+         */
+        public Builder enqueueTimeout(Duration enqueueTimeout) {
+            this.enqueueTimeout = nonNegative(enqueueTimeout, "enqueueTimeout");
+            return this;
+        }
+
+        /**
+         * The most writes handed at once to a provider that overrides {@code syncBatch}; default
+         * {@value #DEFAULT_MAX_BATCH_SIZE}.
+         */
+        public Builder maxBatchSize(int maxBatchSize) {
+            if (maxBatchSize < 1) {
+                throw new IllegalArgumentException("maxBatchSize must be at least 1, was " + maxBatchSize);
+            }
+            this.maxBatchSize = maxBatchSize;
+            return this;
+        }
+
+        /** How long {@code prefetchAll} waits for the providers; default {@value #DEFAULT_PREFETCH_TIMEOUT_MILLIS} ms. */
+        public Builder prefetchTimeout(Duration prefetchTimeout) {
+            this.prefetchTimeout = positive(prefetchTimeout, "prefetchTimeout");
+            return this;
+        }
+
+        /**
+         * How long shutdown waits for the providers' {@code shutdown()} calls together; default
+         * {@value #DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS} ms.
+         */
+        public Builder providerShutdownTimeout(Duration providerShutdownTimeout) {
+            this.providerShutdownTimeout = nonNegative(providerShutdownTimeout, "providerShutdownTimeout");
+            return this;
+        }
+
+        /**
+         * Makes the writer, prefetch and shutdown threads. By default they are daemon threads named
+         * {@code memlife-writer-<name>}, {@code memlife-prefetch-<name>-<n>} and {@code
+         * memlife-shutdown-<name>-<n>}; a custom factory should make daemon threads too, so a
+         * forgotten manager never keeps the JVM alive.
+         */
+        public Builder threadFactory(ThreadFactory threadFactory) {
+            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+            return this;
+        }
+
+        /** The time source for the drain deadline and the flush timeout; default the system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** A new manager with these settings. */
+        public MemoryManager build() {
+            return new MemoryManager(this);
+        }
+
+        private static Duration nonNegative(Duration d, String what) {
+            requireNonNull(d, what);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException(what + " must not be negative, was " + d);
+            }
+            return d;
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (nonNegative(d, what).isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

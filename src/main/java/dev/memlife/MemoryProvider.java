@@ -1,0 +1,114 @@
+package dev.memlife;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A memory store plugged into a {@link MemoryManager}: the service-provider interface of memlife.
+ *
+ * <p>Only {@link #name()} is abstract; every other hook has a harmless default, so a provider
+ * implements just the hooks it cares about. The manager calls every hook of every provider in its
+ * own {@code try/catch}: an exception thrown here is logged and counted, and never stops the next
+ * provider or the manager's writer thread.
+ *
+ * <p><b>Threads.</b> The manager calls {@link #syncTurn} and {@link #syncBatch} on its single
+ * writer thread, one call at a time, in the order the writes were accepted, so a provider needs no
+ * locking of its own for them. {@link #prefetch} runs on a manager-owned prefetch thread and is
+ * abandoned after the manager's prefetch timeout. {@link #shutdown()} runs on a manager-owned
+ * shutdown thread, bounded by the manager's provider-shutdown timeout. Every other hook runs on the
+ * thread that called the matching {@code MemoryManager} method. A provider used by several threads
+ * at once through those caller-thread hooks must be thread-safe.
+ */
+public interface MemoryProvider {
+
+    /**
+     * The provider's name: unique within one manager, used in logs, reports and tool routing.
+     * Called on any thread; must not block.
+     */
+    String name();
+
+    /**
+     * Whether the provider can be used at all (configured, credentials present). A provider that
+     * is not available is not registered. Called on the registering thread; should not block.
+     */
+    default boolean isAvailable() {
+        return true;
+    }
+
+    /**
+     * Prepares the provider for a session. Called on the caller's thread by
+     * {@link MemoryManager#initializeAll(String)}; may block briefly (open a connection).
+     */
+    default void initialize(String sessionId) {}
+
+    /**
+     * A block of text for the agent's system prompt, or an empty string. Called on the caller's
+     * thread by {@link MemoryManager#buildSystemPrompt()}; should not block.
+     */
+    default String systemPromptBlock() {
+        return "";
+    }
+
+    /**
+     * Recalls memory relevant to {@code query} before a turn, or returns an empty string. Called on
+     * a manager-owned prefetch thread; may block, but is abandoned after the prefetch timeout.
+     */
+    default String prefetch(String query, String sessionId) {
+        return "";
+    }
+
+    /**
+     * The tools this provider offers the model. Called on the registering thread when the provider
+     * is added, and again by {@link MemoryManager#toolSchemas()}; should not block.
+     */
+    default List<ToolSchema> toolSchemas() {
+        return List.of();
+    }
+
+    /**
+     * Runs one of this provider's tools. Called on the caller's thread by
+     * {@link MemoryManager#handleToolCall(String, Map)}; may block.
+     *
+     * @return the tool's result as text for the model
+     */
+    default String handleToolCall(String tool, Map<String, Object> args) {
+        throw new UnsupportedOperationException(name() + " offers no tool named '" + tool + "'");
+    }
+
+    /**
+     * Stores one completed turn. Called on the manager's writer thread, never concurrently with
+     * another write hook of this provider; may block (this is where the store's I/O happens), but
+     * every millisecond spent here delays the writes queued behind it.
+     */
+    default void syncTurn(Turn turn) {}
+
+    /**
+     * Stores several turns, already in acceptance order. The default calls {@link #syncTurn} once
+     * per turn. A store overrides this to write the whole batch at once (one transaction); the
+     * manager then hands it every write already queued, up to its batch size, in one call. If an
+     * override throws, every turn of the batch is counted as failed for this provider; an override
+     * that can retry should do so before throwing.
+     *
+     * <p>Called on the manager's writer thread, like {@link #syncTurn}; may block.
+     */
+    default void syncBatch(List<Turn> turns) {
+        for (Turn turn : turns) {
+            syncTurn(turn);
+        }
+    }
+
+    /**
+     * End-of-session extraction: the session is over and {@code messages} is its transcript.
+     * Called synchronously on the caller's thread by {@link MemoryManager#onSessionEnd(List)}; may
+     * block for as long as the extraction takes.
+     */
+    default void onSessionEnd(List<Message> messages) {}
+
+    /**
+     * Releases the provider's resources (threads, connections). Called at most once per manager, on
+     * a manager-owned shutdown thread, after the manager's writer has finished or given up; no write
+     * hook is called after it has started. May block, bounded by the manager's provider-shutdown
+     * timeout.
+     */
+    default void shutdown() {}
+}

@@ -1,0 +1,34 @@
+package dev.memlife;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One message of a conversation transcript: a role ({@code "user"}, {@code "assistant"},
+ * {@code "system"}, {@code "tool"} or any other the host uses) and its text. Immutable and
+ * thread-safe.
+ *
+ * @param role the speaker's role, never null
+ * @param content the text, never null (may be empty)
+ */
+public record Message(String role, String content) {
+
+    /** The role of a message written by the user. */
+    public static final String USER = "user";
+    /** The role of a message written by the model. */
+    public static final String ASSISTANT = "assistant";
+
+    public Message {
+        requireNonNull(role, "role");
+        requireNonNull(content, "content");
+    }
+
+    /** A message with the {@value #USER} role. */
+    public static Message user(String content) {
+        return new Message(USER, content);
+    }
+
+    /** A message with the {@value #ASSISTANT} role. */
+    public static Message assistant(String content) {
+        return new Message(ASSISTANT, content);
+    }
+}

@@ -1,0 +1,31 @@
+package dev.memlife;
+
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A provider as the manager holds it: whether it writes batches, and its failure count. */
+final class RegisteredProvider {
+
+    final MemoryProvider provider;
+    final String name;
+    /** True when the provider overrides {@link MemoryProvider#syncBatch}; then it gets batches. */
+    final boolean writesBatches;
+    /** Writes this provider threw on; updated by the writer thread, read by reports. */
+    final AtomicLong failedWrites = new AtomicLong();
+
+    RegisteredProvider(MemoryProvider provider, String name) {
+        this.provider = provider;
+        this.name = name;
+        this.writesBatches = overridesSyncBatch(provider.getClass());
+    }
+
+    private static boolean overridesSyncBatch(Class<?> type) {
+        try {
+            Method m = type.getMethod("syncBatch", List.class);
+            return m.getDeclaringClass() != MemoryProvider.class;
+        } catch (NoSuchMethodException e) {
+            throw new AssertionError("MemoryProvider.syncBatch(List) is missing", e);
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package dev.memlife;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.Map;
+
+/**
+ * A tool a provider offers the model: its name, a description, and its parameters as a JSON-schema
+ * object (nested maps, lists, strings, numbers and booleans). Immutable and thread-safe.
+ *
+ * @param name the tool name, unique across a manager's providers; never blank
+ * @param description what the tool does, for the model; never null
+ * @param parameters the JSON schema of the arguments; never null, copied
+ */
+public record ToolSchema(String name, String description, Map<String, Object> parameters) {
+
+    public ToolSchema {
+        requireNonNull(name, "name");
+        requireNonNull(description, "description");
+        requireNonNull(parameters, "parameters");
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("tool name must not be blank");
+        }
+        parameters = Map.copyOf(parameters);
+    }
+
+    /** A tool that takes no arguments. */
+    public static ToolSchema of(String name, String description) {
+        return new ToolSchema(name, description, Map.of("type", "object", "properties", Map.of()));
+    }
+}

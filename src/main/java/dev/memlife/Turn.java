@@ -1,0 +1,116 @@
+package dev.memlife;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One completed turn handed to the providers: the user's message, the assistant's reply, the
+ * session it belongs to, and optionally the full messages of the turn. Immutable and thread-safe.
+ *
+ * <p>Every turn carries a {@link #writeId() write id} that is unique across managers and
+ * processes and stable for the life of the turn, so a store can make its writes idempotent: a
+ * replayed turn has the same id as the original.
+ */
+public final class Turn {
+
+    /** Write ids are {@code prefix:seq}; a turn built from a stored id keeps it whole (seq -1). */
+    private final String idPrefix;
+    private final long idSeq;
+    private final String sessionId;
+    private final String userContent;
+    private final String assistantContent;
+    private final List<Message> messages;
+    private final long acceptedAtMillis;
+
+    /** The writer's sequence number of this write, for the flush barrier; 0 until enqueued. */
+    final long seq;
+    /** The providers this write goes to: the manager's list when it was accepted. */
+    final RegisteredProvider[] route;
+
+    Turn(String idPrefix, long idSeq, String sessionId, String userContent, String assistantContent,
+            List<Message> messages, long acceptedAtMillis, long seq, RegisteredProvider[] route) {
+        this.idPrefix = idPrefix;
+        this.idSeq = idSeq;
+        this.sessionId = sessionId;
+        this.userContent = userContent;
+        this.assistantContent = assistantContent;
+        this.messages = messages;
+        this.acceptedAtMillis = acceptedAtMillis;
+        this.seq = seq;
+        this.route = route;
+    }
+
+    /**
+     * A turn with a known write id, for a store or spool that replays what it saved earlier, and
+     * for tests.
+     *
+     * @throws NullPointerException naming the first null argument
+     * @throws IllegalArgumentException if {@code writeId} is blank
+     */
+    public static Turn of(String writeId, String sessionId, String userContent,
+            String assistantContent, List<Message> messages, Instant acceptedAt) {
+        requireNonNull(writeId, "writeId");
+        if (writeId.isBlank()) {
+            throw new IllegalArgumentException("writeId must not be blank");
+        }
+        return new Turn(writeId, -1, requireNonNull(sessionId, "sessionId"),
+                requireNonNull(userContent, "userContent"),
+                requireNonNull(assistantContent, "assistantContent"),
+                List.copyOf(requireNonNull(messages, "messages")),
+                requireNonNull(acceptedAt, "acceptedAt").toEpochMilli(), 0, null);
+    }
+
+    /** The id that identifies this write wherever it is stored or replayed. */
+    public String writeId() {
+        return idSeq < 0 ? idPrefix : idPrefix + ':' + idSeq;
+    }
+
+    /** The session the turn belongs to; may be empty, never null. */
+    public String sessionId() {
+        return sessionId;
+    }
+
+    /** What the user said; never blank. */
+    public String userContent() {
+        return userContent;
+    }
+
+    /** What the assistant replied; never null. */
+    public String assistantContent() {
+        return assistantContent;
+    }
+
+    /** The turn's full messages if the caller handed them over, else an empty list. */
+    public List<Message> messages() {
+        return messages;
+    }
+
+    /** When the manager accepted the write (wall-clock time, millisecond precision). */
+    public Instant acceptedAt() {
+        return Instant.ofEpochMilli(acceptedAtMillis);
+    }
+
+    /** Turns are equal when their write ids are equal. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Turn && ((Turn) o).writeId().equals(writeId());
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hashCode(writeId());
+    }
+
+    @Override
+    public String toString() {
+        return "Turn[" + writeId() + ", session=" + sessionId + ", user=" + abbreviate(userContent)
+                + ", assistant=" + abbreviate(assistantContent) + "]";
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 40 ? '"' + s + '"' : '"' + s.substring(0, 37) + "...\"(" + s.length() + " chars)";
+    }
+}
