@@ -116,9 +116,12 @@ final class Writer {
         long acceptedAt = System.currentTimeMillis();
         lock.lock();
         try {
-            if (state != State.RUNNING || (queue.size() >= capacity && !awaitSpace(timeoutNanos))) {
+            if (state != State.RUNNING) {
                 rejected++;
                 return false;
+            }
+            if (queue.size() >= capacity && !awaitSpace(timeoutNanos)) {
+                return false; // the drain counted this caller as rejected when it began
             }
             long seq = lastAcceptedSeq + 1;
             queue.addLast(new Turn(idPrefix, seq, sessionId, user, assistant, messages, acceptedAt, seq, route));
@@ -134,7 +137,10 @@ final class Writer {
         }
     }
 
-    /** Waits for space; false if shutdown began meanwhile. Called with the lock held. */
+    /**
+     * Waits for space; false if shutdown began meanwhile, in which case {@link #drain} has already
+     * counted this caller as rejected. Called with the lock held.
+     */
     private boolean awaitSpace(long timeoutNanos) {
         long start = System.nanoTime();
         long remaining = timeoutNanos;
@@ -153,7 +159,9 @@ final class Writer {
             return state == State.RUNNING;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            rejected++;
+            if (state == State.RUNNING) {
+                rejected++; // otherwise the drain already counted this caller
+            }
             throw queueFull(start, true);
         } finally {
             producersWaiting--;
@@ -233,7 +241,8 @@ final class Writer {
             if (workerIdle) {
                 notEmpty.signal(); // let an idle writer see the new state and exit
             }
-            notFull.signalAll(); // callers waiting for space are now rejected
+            rejected += producersWaiting; // callers waiting for space are rejected as they wake
+            notFull.signalAll();
         } finally {
             lock.unlock();
         }

@@ -1,0 +1,247 @@
+package dev.memlife;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.memlife.testing.FailingProvider;
+import dev.memlife.testing.HangingProvider;
+import dev.memlife.testing.Hook;
+import dev.memlife.testing.RecordingProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Design section 2, contracts 3 and 7: every provider call is isolated; caller-thread hooks. */
+@Timeout(30)
+class FanOutIsolationTest {
+
+    @Test
+    void aFailingProviderDoesNotStopTheNextProviderOrTheWriter() {
+        FailingProvider failing = new FailingProvider("failing", Hook.SYNC_TURN);
+        RecordingProvider next = new RecordingProvider("next");
+        MemoryManager m = new MemoryManager();
+        m.addProvider(failing);
+        m.addProvider(next);
+
+        for (int i = 0; i < 10; i++) {
+            m.syncAll("u", "a" + i, "s");
+        }
+
+        assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
+        assertThat(next.turns()).hasSize(10);
+        DrainReport report = m.shutdownAll();
+        assertThat(report.failed()).isEqualTo(10);
+        assertThat(report.failuresByProvider()).containsExactly(Map.entry("failing", 10L));
+        assertThat(report.submitted()).isEqualTo(10);
+    }
+
+    @Test
+    void anErrorOtherThanAVirtualMachineErrorIsIsolatedToo() {
+        FailingProvider throwsErrors = new FailingProvider("errors", Set.of(Hook.SYNC_TURN), t -> true,
+                hook -> new AssertionError("provider bug"));
+        RecordingProvider next = new RecordingProvider("next");
+        MemoryManager m = new MemoryManager();
+        m.addProvider(throwsErrors);
+        m.addProvider(next);
+
+        m.syncAll("u", "a", "s");
+        m.syncAll("u", "b", "s");
+
+        assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
+        assertThat(next.assistantContents()).containsExactly("a", "b");
+        assertThat(m.writerThread().isAlive()).isTrue();
+        assertThat(m.shutdownAll().failed()).isEqualTo(2);
+    }
+
+    @Test
+    void aVirtualMachineErrorEndsTheWriterButANewOneTakesOverTheQueue() throws Exception {
+        HeldWrites held = new HeldWrites("held").hold("first");
+        FailingProvider overflow = new FailingProvider("overflow", Set.of(Hook.SYNC_TURN),
+                t -> t.assistantContent().equals("first"), hook -> new StackOverflowError("simulated"));
+        MemoryManager m = new MemoryManager();
+        m.addProvider(held);
+        m.addProvider(overflow);
+        m.syncAll("u", "first", "s");
+        assertThat(held.awaitHeld("first")).isTrue();
+        m.syncAll("u", "second", "s");
+        Thread firstWriter = m.writerThread();
+        Thread.UncaughtExceptionHandler quiet = (t, e) -> { };
+        firstWriter.setUncaughtExceptionHandler(quiet);
+
+        held.release("first");
+        firstWriter.join(10_000);
+
+        assertThat(firstWriter.isAlive()).isFalse();
+        assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
+        assertThat(overflow.assistantContents()).containsExactly("second");
+        DrainReport report = m.shutdownAll();
+        assertThat(report.failed()).isEqualTo(1);
+        assertThat(report.delivered()).isEqualTo(1);
+    }
+
+    @Test
+    void callerThreadHooksAreCalledPerProviderAndIsolated() {
+        Set<Hook> all = Set.of(Hook.INITIALIZE, Hook.SYSTEM_PROMPT, Hook.ON_SESSION_END);
+        FailingProvider failing = new FailingProvider("failing", all, t -> true,
+                hook -> new IllegalStateException("down"));
+        RecordingProvider next = new RecordingProvider("next") {
+            @Override
+            public String systemPromptBlock() {
+                return "remember: the user likes tea";
+            }
+        };
+        MemoryManager m = new MemoryManager();
+        m.addProvider(failing);
+        m.addProvider(next);
+
+        m.initializeAll("s-1");
+        String prompt = m.buildSystemPrompt();
+        m.onSessionEnd(List.of(Message.user("bye")));
+
+        assertThat(failing.events()).containsExactly("fail:INITIALIZE", "fail:SYSTEM_PROMPT", "fail:ON_SESSION_END");
+        assertThat(next.events()).containsExactly("initialize:s-1", "on_session_end");
+        assertThat(prompt).isEqualTo("remember: the user likes tea");
+        m.shutdownAll();
+    }
+
+    @Test
+    void onSessionEndRunsSynchronouslyOnTheCallersThreadWithACopyOfTheTranscript() {
+        AtomicReference<Thread> calledOn = new AtomicReference<>();
+        RecordingProvider provider = new RecordingProvider("rec") {
+            @Override
+            public void onSessionEnd(List<Message> messages) {
+                calledOn.set(Thread.currentThread());
+                super.onSessionEnd(messages);
+            }
+        };
+        MemoryManager m = new MemoryManager();
+        m.addProvider(provider);
+        List<Message> transcript = new ArrayList<>(List.of(Message.user("hi"), Message.assistant("hello")));
+
+        m.onSessionEnd(transcript);
+        transcript.clear();
+
+        assertThat(calledOn.get()).isSameAs(Thread.currentThread());
+        assertThat(provider.sessionEnds()).containsExactly(List.of(Message.user("hi"), Message.assistant("hello")));
+        m.shutdownAll();
+        assertThatThrownBy(() -> m.onSessionEnd(List.of()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("shut down");
+    }
+
+    @Test
+    void prefetchIsBoundedPerProviderAndKeepsTheOthersAnswers() {
+        HangingProvider hanging = new HangingProvider("hangs", Hook.PREFETCH);
+        RecordingProvider answers = new RecordingProvider("answers") {
+            @Override
+            public String prefetch(String query, String sessionId) {
+                return "recalled for " + query;
+            }
+        };
+        MemoryManager m = MemoryManager.builder().prefetchTimeout(Duration.ofMillis(200)).build();
+        m.addProvider(hanging);
+        m.addProvider(answers);
+        try {
+            long start = System.nanoTime();
+            String recalled = m.prefetchAll("tea", "s");
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+            assertThat(recalled).isEqualTo("recalled for tea");
+            assertThat(millis).isLessThan(200 + 2_000);
+        } finally {
+            hanging.release();
+        }
+        m.shutdownAll();
+    }
+
+    @Test
+    void prefetchJoinsBlocksInRegistrationOrder() {
+        MemoryManager m = new MemoryManager();
+        for (String name : List.of("one", "blank", "two")) {
+            m.addProvider(new RecordingProvider(name) {
+                @Override
+                public String prefetch(String query, String sessionId) {
+                    return name.equals("blank") ? "  " : name + ":" + query;
+                }
+            });
+        }
+
+        assertThat(m.prefetchAll("q", "s")).isEqualTo("one:q\n\ntwo:q");
+        m.shutdownAll();
+    }
+
+    @Test
+    void toolCallsGoToTheProviderThatOffersTheTool() {
+        MemoryManager m = new MemoryManager();
+        m.addProvider(toolProvider("notes", "remember", "notes did it"));
+        m.addProvider(toolProvider("facts", "recall", "facts did it"));
+
+        assertThat(m.toolSchemas()).extracting(ToolSchema::name).containsExactly("remember", "recall");
+        assertThat(m.handleToolCall("recall", Map.of("q", "x"))).isEqualTo("facts did it");
+        assertThat(m.handleToolCall("remember", Map.of())).isEqualTo("notes did it");
+        m.shutdownAll();
+    }
+
+    @Test
+    void aToolNameRegisteredTwiceKeepsTheFirstProvider() {
+        MemoryManager m = new MemoryManager();
+        m.addProvider(toolProvider("first", "remember", "first"));
+        m.addProvider(toolProvider("second", "remember", "second"));
+
+        assertThat(m.toolSchemas()).extracting(ToolSchema::name).containsExactly("remember");
+        assertThat(m.handleToolCall("remember", Map.of())).isEqualTo("first");
+        m.shutdownAll();
+    }
+
+    @Test
+    void anUnknownToolIsRefusedNamingTheToolsOffered() {
+        MemoryManager m = new MemoryManager();
+        m.addProvider(toolProvider("notes", "remember", "ok"));
+
+        assertThatThrownBy(() -> m.handleToolCall("forget", Map.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'forget'")
+                .hasMessageContaining("remember");
+        m.shutdownAll();
+    }
+
+    @Test
+    void aFailingToolCallReturnsAnErrorToTheModel() {
+        MemoryManager m = new MemoryManager();
+        m.addProvider(new RecordingProvider("broken") {
+            @Override
+            public List<ToolSchema> toolSchemas() {
+                return List.of(ToolSchema.of("remember", "stores a fact"));
+            }
+
+            @Override
+            public String handleToolCall(String tool, Map<String, Object> args) {
+                throw new IllegalStateException("store \"down\"");
+            }
+        });
+
+        String result = m.handleToolCall("remember", Map.of());
+
+        assertThat(result).startsWith("{\"error\":").contains("remember").contains("store \\\"down\\\"");
+        m.shutdownAll();
+    }
+
+    private static RecordingProvider toolProvider(String name, String tool, String answer) {
+        return new RecordingProvider(name) {
+            @Override
+            public List<ToolSchema> toolSchemas() {
+                return List.of(ToolSchema.of(tool, "a tool"));
+            }
+
+            @Override
+            public String handleToolCall(String t, Map<String, Object> args) {
+                return answer;
+            }
+        };
+    }
+}

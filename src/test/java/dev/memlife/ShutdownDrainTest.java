@@ -1,0 +1,302 @@
+package dev.memlife;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.memlife.testing.FailingProvider;
+import dev.memlife.testing.GatedProvider;
+import dev.memlife.testing.HangingProvider;
+import dev.memlife.testing.Hook;
+import dev.memlife.testing.RecordingProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Design section 2, contracts 5, 6 and 8: the bounded drain, late writes, and accounting. */
+@Timeout(30)
+class ShutdownDrainTest {
+
+    @Test
+    void shutdownDrainsTheQueueInFifoOrderBeforeShuttingProvidersDown() {
+        List<String> log = new CopyOnWriteArrayList<>();
+        RecordingProvider provider = new RecordingProvider("rec") {
+            @Override
+            public void syncTurn(Turn turn) {
+                log.add(turn.assistantContent());
+            }
+
+            @Override
+            public void shutdown() {
+                log.add("shutdown");
+            }
+        };
+        MemoryManager m = new MemoryManager();
+        m.addProvider(provider);
+        for (int i = 0; i < 50; i++) {
+            m.syncAll("u", "a" + i, "s");
+        }
+
+        DrainReport report = m.shutdownAll(Duration.ofSeconds(10));
+
+        assertThat(log).hasSize(51).endsWith("shutdown");
+        for (int i = 0; i < 50; i++) {
+            assertThat(log.get(i)).isEqualTo("a" + i);
+        }
+        assertThat(report.delivered()).isEqualTo(50);
+        assertThat(report.drainedCompletely()).isTrue();
+        assertThat(m.isShutdown()).isTrue();
+    }
+
+    @Test
+    void theDeadlineAbandonsWhatTheWriterHasNotStartedAndReportsTheirIds() {
+        GatedProvider gated = new GatedProvider("gated");
+        MemoryManager m = MemoryManager.builder().build();
+        m.addProvider(gated);
+        DrainReport report;
+        try {
+            m.syncAll("1", "in flight", "s");
+            assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
+            m.syncAll("2", "queued-a", "s");
+            m.syncAll("3", "queued-b", "s");
+            m.syncAll("4", "queued-c", "s");
+
+            report = m.shutdownAll(Duration.ofMillis(50));
+        } finally {
+            gated.open();
+        }
+
+        assertThat(report.abandoned()).isEqualTo(3);
+        assertThat(report.stillRunning()).isEqualTo(1);
+        assertThat(report.delivered()).isZero();
+        assertThat(report.drainedCompletely()).isFalse();
+        assertThat(report.submitted()).isEqualTo(4);
+        assertThat(report.abandonedWriteIds()).hasSize(3).doesNotHaveDuplicates();
+        // The held write finishes detached; the abandoned ones never reach the provider.
+        assertThat(gated.awaitTurns(1, Duration.ofSeconds(10))).isTrue();
+        assertThat(m.flushPending(Duration.ofSeconds(1))).isFalse();
+        assertThat(gated.assistantContents()).containsExactly("in flight");
+        assertThat(gated.turns().get(0).writeId()).isNotIn(report.abandonedWriteIds());
+    }
+
+    @Test
+    void theDeadlineIsSharedByTheWholeQueueNotPerWrite() {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        RecordingProvider slow = new RecordingProvider("slow") {
+            @Override
+            public void syncTurn(Turn turn) {
+                try {
+                    Thread.sleep(20); // sleep-ok: a slow provider is the behaviour under test
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                seen.add(turn.assistantContent());
+            }
+        };
+        MemoryManager m = new MemoryManager();
+        m.addProvider(slow);
+        for (int i = 0; i < 200; i++) {
+            m.syncAll("u", "a" + i, "s");
+        }
+
+        long start = System.nanoTime();
+        DrainReport report = m.shutdownAll(Duration.ofMillis(200));
+        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+        assertThat(elapsedMillis).isLessThan(200 + 2_000); // the budget plus a generous margin for a loaded machine
+        assertThat(report.abandoned()).isPositive();
+        assertThat(report.delivered() + report.stillRunning() + report.abandoned()).isEqualTo(200);
+    }
+
+    @Test
+    void drainDeadlineHoldsWhenAProviderHangsInAWrite() {
+        HangingProvider hanging = new HangingProvider("hangs", Hook.SYNC_TURN);
+        MemoryManager m = new MemoryManager();
+        m.addProvider(hanging);
+        try {
+            m.syncAll("u", "a", "s");
+            m.syncAll("u", "b", "s");
+            assertThat(hanging.awaitHanging(Duration.ofSeconds(10))).isTrue();
+
+            long start = System.nanoTime();
+            DrainReport report = m.shutdownAll(Duration.ofMillis(100));
+            long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+            assertThat(elapsedMillis).isLessThan(100 + 2_000);
+            assertThat(report.stillRunning()).isEqualTo(1);
+            assertThat(report.abandoned()).isEqualTo(1);
+            assertThat(hanging.events()).contains("shutdown");
+        } finally {
+            hanging.release();
+        }
+    }
+
+    @Test
+    void providersAreShutDownOnceInReverseRegistrationOrder() {
+        List<String> order = new CopyOnWriteArrayList<>();
+        MemoryManager m = new MemoryManager();
+        for (String name : List.of("first", "second", "third")) {
+            m.addProvider(new RecordingProvider(name) {
+                @Override
+                public void shutdown() {
+                    order.add(name());
+                }
+            });
+        }
+
+        m.shutdownAll();
+        m.shutdownAll();
+
+        assertThat(order).containsExactly("third", "second", "first");
+    }
+
+    @Test
+    void aSecondShutdownReturnsTheFirstReportAndCallsNoProviderAgain() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        MemoryManager m = new MemoryManager();
+        m.addProvider(provider);
+        m.syncAll("u", "a", "s");
+
+        DrainReport first = m.shutdownAll();
+        DrainReport second = m.shutdownAll(Duration.ofSeconds(1));
+
+        assertThat(second).isSameAs(first);
+        assertThat(provider.count("shutdown")).isEqualTo(1);
+    }
+
+    @Test
+    void concurrentShutdownCallsShareOneDrain() throws Exception {
+        GatedProvider gated = new GatedProvider("gated");
+        MemoryManager m = new MemoryManager();
+        m.addProvider(gated);
+        m.syncAll("u", "a", "s");
+        assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
+        CompletableFuture<DrainReport> first = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(20)));
+        await().atMost(Duration.ofSeconds(10)).until(m::isShutdown);
+        CompletableFuture<DrainReport> second = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ZERO));
+
+        gated.open();
+
+        assertThat(second.get(10, TimeUnit.SECONDS)).isSameAs(first.get(10, TimeUnit.SECONDS));
+        assertThat(first.get().delivered()).isEqualTo(1);
+        assertThat(gated.count("shutdown")).isEqualTo(1);
+    }
+
+    @Test
+    void aProviderThatHangsInShutdownCannotHangTheCallerAndIsNamed() {
+        HangingProvider hanging = new HangingProvider("wedged", Hook.SHUTDOWN);
+        RecordingProvider healthy = new RecordingProvider("healthy");
+        MemoryManager m = MemoryManager.builder().providerShutdownTimeout(Duration.ofMillis(100)).build();
+        m.addProvider(hanging);
+        m.addProvider(healthy);
+        try {
+            DrainReport report = m.shutdownAll();
+
+            assertThat(report.providersNotShutDown()).containsExactly("wedged");
+            assertThat(healthy.count("shutdown")).isEqualTo(1); // reverse order: it went first
+        } finally {
+            hanging.release();
+        }
+    }
+
+    @Test
+    void aProviderThatThrowsInShutdownDoesNotStopTheOthers() {
+        FailingProvider failing = new FailingProvider("failing", Hook.SHUTDOWN);
+        RecordingProvider first = new RecordingProvider("first");
+        MemoryManager m = new MemoryManager();
+        m.addProvider(first);
+        m.addProvider(failing);
+
+        DrainReport report = m.shutdownAll();
+
+        assertThat(failing.events()).contains("fail:SHUTDOWN");
+        assertThat(first.count("shutdown")).isEqualTo(1);
+        assertThat(report.providersNotShutDown()).isEmpty();
+    }
+
+    @Test
+    void aWriteAfterShutdownIsRejectedCountedAndTheCallerLearnsIt() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        MemoryManager m = new MemoryManager();
+        m.addProvider(provider);
+        m.shutdownAll();
+
+        boolean accepted = m.syncAll("late", "write", "s");
+
+        assertThat(accepted).isFalse();
+        assertThat(m.rejectedWrites()).isEqualTo(1);
+        assertThat(provider.turns()).isEmpty();
+    }
+
+    @Test
+    void writesArrivingDuringTheDrainAreRejectedAndInTheReport() throws Exception {
+        GatedProvider gated = new GatedProvider("gated");
+        MemoryManager m = new MemoryManager();
+        m.addProvider(gated);
+        m.syncAll("u", "held", "s");
+        assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
+        CompletableFuture<DrainReport> drain = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(20)));
+        await().atMost(Duration.ofSeconds(10)).until(m::isShutdown);
+        // isShutdown flips before the writer stops accepting; wait until writes are refused.
+        await().atMost(Duration.ofSeconds(10)).until(() -> !m.syncAll("during", "drain", "s"));
+
+        gated.open();
+        DrainReport report = drain.get(10, TimeUnit.SECONDS);
+
+        assertThat(report.rejected()).isEqualTo(m.rejectedWrites()).isPositive();
+        assertThat(report.delivered()).isEqualTo(report.submitted() - report.rejected());
+        assertThat(gated.assistantContents()).doesNotContain("drain");
+    }
+
+    @Test
+    void accountingAddsUpUnderConcurrentWritersFailuresAndAnEarlyShutdown() throws Exception {
+        FailingProvider sometimesFails = FailingProvider.failingWrites("flaky",
+                t -> t.assistantContent().hashCode() % 7 == 0);
+        RecordingProvider slowish = new RecordingProvider("slowish");
+        MemoryManager m = MemoryManager.builder().queueCapacity(500).enqueueTimeout(Duration.ZERO).build();
+        m.addProvider(sometimesFails);
+        m.addProvider(slowish);
+        AtomicLong accepted = new AtomicLong();
+        AtomicLong refused = new AtomicLong();
+        CountDownLatch halfway = new CountDownLatch(4);
+        List<Thread> writers = new ArrayList<>();
+        for (int w = 0; w < 4; w++) {
+            int id = w;
+            Thread t = new Thread(() -> {
+                for (int i = 0; i < 5_000; i++) {
+                    if (i == 2_500) {
+                        halfway.countDown();
+                    }
+                    try {
+                        (m.syncAll("u", id + "-" + i, "s") ? accepted : refused).incrementAndGet();
+                    } catch (QueueFullException e) {
+                        refused.incrementAndGet();
+                    }
+                }
+            });
+            t.start();
+            writers.add(t);
+        }
+        halfway.await();
+
+        DrainReport report = m.shutdownAll(Duration.ofMillis(5));
+        for (Thread t : writers) {
+            t.join();
+        }
+
+        long rejectedNow = m.rejectedWrites();
+        assertThat(accepted.get() + refused.get()).isEqualTo(20_000);
+        assertThat(rejectedNow).isEqualTo(refused.get());
+        assertThat(report.delivered() + report.failed() + report.abandoned() + report.stillRunning())
+                .isEqualTo(accepted.get());
+        assertThat(report.submitted() - report.rejected()).isEqualTo(accepted.get());
+        assertThat(report.failuresByProvider().getOrDefault("flaky", 0L)).isEqualTo(report.failed());
+        assertThat((long) slowish.turns().size()).isLessThanOrEqualTo(accepted.get() - report.abandoned());
+    }
+}
