@@ -35,6 +35,9 @@ final class Writer {
         ABANDONED
     }
 
+    /** How often an idle writer checks for a new write before it sleeps (a few microseconds). */
+    private static final int SPINS_BEFORE_SLEEP = 2_000;
+
     /** Longest single wait, so that a waiter re-reads an injected (possibly manual) clock. */
     private static final long MAX_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -331,6 +334,7 @@ final class Writer {
 
     /** Takes up to a batch of queued writes; false when the writer should exit. */
     private boolean takeBatch(List<Turn> batch) {
+        spinWhileCaughtUp(batch.isEmpty() ? 0 : batch.get(batch.size() - 1).seq);
         lock.lock();
         try {
             batch.clear();
@@ -361,6 +365,16 @@ final class Writer {
             return true;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Before going to sleep on an empty queue, the writer spins briefly for the next write: when
+     * writes stream in, this saves a park and an unpark (a system call each) per write.
+     */
+    private void spinWhileCaughtUp(long lastTakenSeq) {
+        for (int i = 0; i < SPINS_BEFORE_SLEEP && lastAcceptedSeq == lastTakenSeq && state == State.RUNNING; i++) {
+            Thread.onSpinWait();
         }
     }
 
