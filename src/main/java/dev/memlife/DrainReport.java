@@ -77,7 +77,11 @@ public final class DrainReport {
         return rejected;
     }
 
-    /** For each provider that threw on a write hook, how many writes it failed. */
+    /**
+     * For each provider that threw on a write hook, how many writes it failed. Read when the drain
+     * ended, so it may already include a {@link #stillRunning() still running} write that failed at
+     * one provider before the deadline.
+     */
     public Map<String, Long> failuresByProvider() {
         return failuresByProvider;
     }

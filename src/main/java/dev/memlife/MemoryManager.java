@@ -347,8 +347,6 @@ public final class MemoryManager {
         }
         prefetcher.shutdown();
         List<RegisteredProvider> all = List.of(providers);
-        List<String> notShutDown = ProviderShutdown.run(name, all, factory("shutdown"),
-                providerShutdownTimeoutNanos, warnings);
         Map<String, Long> failures = new HashMap<>();
         for (RegisteredProvider p : all) {
             long n = p.failedWrites.get();
@@ -356,6 +354,8 @@ public final class MemoryManager {
                 failures.put(p.name, n);
             }
         }
+        List<String> notShutDown = ProviderShutdown.run(name, all, factory("shutdown"),
+                providerShutdownTimeoutNanos, warnings);
         return new DrainReport(outcome.delivered(), outcome.failed(), outcome.abandonedIds(), outcome.stillRunning(),
                 outcome.rejected(), failures, notShutDown, timeout, Duration.ofNanos(System.nanoTime() - start));
     }

@@ -296,7 +296,9 @@ class ShutdownDrainTest {
         assertThat(report.delivered() + report.failed() + report.abandoned() + report.stillRunning())
                 .isEqualTo(accepted.get());
         assertThat(report.submitted() - report.rejected()).isEqualTo(accepted.get());
-        assertThat(report.failuresByProvider().getOrDefault("flaky", 0L)).isEqualTo(report.failed());
+        // A write still running at the deadline may already have failed at "flaky" without being counted yet.
+        assertThat(report.failuresByProvider().getOrDefault("flaky", 0L))
+                .isBetween(report.failed(), report.failed() + report.stillRunning());
         assertThat((long) slowish.turns().size()).isLessThanOrEqualTo(accepted.get() - report.abandoned());
     }
 }
