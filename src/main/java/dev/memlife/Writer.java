@@ -1,45 +1,53 @@
 package dev.memlife;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The write path of one {@link MemoryManager}: a bounded FIFO queue, the single writer thread that
  * empties it in batches, the flush barrier, and the bounded drain at shutdown.
  *
- * <p>One lock guards the queue, the lifecycle {@link State} and the counts that change with them,
- * so a write is either accepted before shutdown began (and then delivered, failed, abandoned or
- * still running when the report is made) or rejected, never lost in between. Providers are only
- * ever called outside the lock. Every accepted write gets the next sequence number; because
- * sequence numbers are handed out under the same lock that orders the queue, the writer finishes
- * them in increasing order, and "every write up to {@code n} is done" is one volatile read of
- * {@link #lastCompletedSeq} — that is the flush barrier.
+ * <p><b>Callers never take a lock on the fast path.</b> A caller enters a gate ({@link
+ * #activeCallers}), checks the state, takes the next sequence number and appends to a lock-free
+ * queue. Shutdown flips the state and then waits for the gate to empty, so after that no write can
+ * slip in: every write is either accepted before shutdown began, or rejected and counted.
+ *
+ * <p><b>The barrier counts.</b> The writer finishes writes in queue order and publishes how many it
+ * has finished ({@link #completed}). A flush that starts when {@code n} writes were accepted is met
+ * once {@code completed >= n}: every write accepted before the flush is ahead in the queue of any
+ * write accepted after it, so the first {@code n} writes finished include all of them.
+ *
+ * <p><b>Abandonment is a claim.</b> The writer claims each write (by CAS on {@link #started})
+ * before it starts it; a drain whose deadline passed claims all the rest at once. A write is thus
+ * started by the writer or abandoned by the drain, never both and never neither.
  */
 final class Writer {
 
-    /** The writer's lifecycle; moves only forward, always under {@link #lock}. */
+    /** The writer's lifecycle; moves only forward. */
     enum State {
         /** Accepting writes and writing them. */
         RUNNING,
         /** Shutdown began: new writes are rejected; the queue keeps draining in FIFO order. */
         DRAINING,
-        /** The drain deadline passed: the queue was emptied into the abandoned list. */
+        /** The drain deadline passed: what the writer had not started was abandoned. */
         ABANDONED
     }
 
-    /** How often an idle writer checks for a new write before it sleeps (a few microseconds). */
-    private static final int SPINS_BEFORE_SLEEP = 2_000;
-
     /** Longest single wait, so that a waiter re-reads an injected (possibly manual) clock. */
     private static final long MAX_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** How often an idle writer looks for a new write before it parks (a few microseconds). */
+    private static final int SPINS_BEFORE_PARK = 2_000;
+    /** Marks {@link #started} once the drain (or a dying writer) has claimed the rest of a batch. */
+    private static final int STOPPED = Integer.MAX_VALUE;
 
     private final String managerName;
     private final String idPrefix;
@@ -49,50 +57,49 @@ final class Writer {
     private final Clock clock;
     private final ThrottledLog warnings;
 
-    private final ReentrantLock lock = new ReentrantLock();
-    /** The writer waits here for work; signalled only when {@link #workerIdle}. */
-    private final Condition notEmpty = lock.newCondition();
-    /** Callers wait here for queue space; signalled only when {@link #producersWaiting} > 0. */
-    private final Condition notFull = lock.newCondition();
-    /** Flush and drain wait here; signalled only when {@link #progressWaiters} > 0. */
-    private final Condition progress = lock.newCondition();
-
-    // Guarded by lock.
-    private final ArrayDeque<Turn> queue = new ArrayDeque<>();
-    private final List<String> abandonedIds = new ArrayList<>();
-    private boolean workerIdle;
-    private int producersWaiting;
-    private long rejected;
-
-    /** Written under the lock; read without it by the writer between provider calls. */
+    // ---- the queue, fed without locks ----
+    private final ConcurrentLinkedQueue<Turn> queue = new ConcurrentLinkedQueue<>();
+    /** Callers between their state check and their append; shutdown waits for it to reach zero. */
+    private final AtomicInteger activeCallers = new AtomicInteger();
+    /** Writes accepted so far; the next sequence number. */
+    private final AtomicLong accepted = new AtomicLong();
+    /** Written only while holding the {@link #waits} lock, read anywhere. */
     private volatile State state = State.RUNNING;
-    /** Written under the lock; read without it to tell the writer thread from a caller. */
-    private volatile Thread worker;
-    /** Sequence number of the last accepted write; written under the lock, read anywhere. */
-    private volatile long lastAcceptedSeq;
-    /** Sequence number of the last write the writer finished; written by the writer only. */
-    private volatile long lastCompletedSeq;
-    /** First sequence number that was abandoned; no wait for it or later can ever succeed. */
-    private volatile long abandonedFromSeq = Long.MAX_VALUE;
-    /** Threads waiting on {@link #progress}; written under the lock, read by the writer. */
-    private volatile int progressWaiters;
-
+    /** Writes the writer has taken off the queue; written by the writer only. */
+    private volatile long taken;
+    /** Writes the writer has finished (delivered or failed); written by the writer only. */
+    private volatile long completed;
     private final AtomicLong delivered = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong rejected = new AtomicLong();
 
-    /** Marks {@link #started} once the drain (or a dying writer) has claimed the rest of a batch. */
-    private static final int STOPPED = Integer.MAX_VALUE;
-    /** The batch being delivered; replaced only under the lock, read by the drain under the lock. */
+    // ---- the writer thread ----
+    private final Object startLock = new Object();
+    /** The writer thread once started; null again if it died of an Error. */
+    private volatile Thread worker;
+    /** Set by the writer just before it parks; a caller that appends then sees it and unparks. */
+    private volatile boolean workerParked;
+
+    // ---- abandonment, guarded by batchLock (taken once per batch by the writer, once by the drain) ----
+    private final ReentrantLock batchLock = new ReentrantLock();
     private List<Turn> current = List.of();
-    /**
-     * How many writes of {@link #current} the writer has claimed to start. The writer claims by CAS
-     * before starting a write; the drain claims all the rest at once with {@link #STOPPED}, so each
-     * write is either started by the writer or abandoned by the drain, never both.
-     */
+    /** How many writes of {@link #current} the writer has claimed to start, or {@link #STOPPED}. */
     private final AtomicInteger started = new AtomicInteger();
+    private final List<String> abandonedIds = new ArrayList<>();
+    /** Size of {@link #abandonedIds}, for readers outside the lock. */
+    private volatile long abandonedCount;
     /** How many writes of {@link #current} the writer has claimed, and finished; writer thread only. */
     private int claimed;
     private int finished;
+
+    // ---- waiting: callers for room, flushes and the drain for progress ----
+    private final ReentrantLock waits = new ReentrantLock();
+    private final Condition notFull = waits.newCondition();
+    private final Condition progress = waits.newCondition();
+    /** Callers waiting for room; written under {@link #waits}, read by the writer to decide whether to signal. */
+    private volatile int callersWaiting;
+    /** Threads waiting for progress; written under {@link #waits}, read by the writer to decide whether to signal. */
+    private volatile int progressWaiters;
 
     Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, ThreadFactory threadFactory,
             Clock clock, ThrottledLog warnings) {
@@ -108,7 +115,7 @@ final class Writer {
     // ---- callers ---------------------------------------------------------------------------
 
     /**
-     * Accepts one write, waiting at most {@code timeoutNanos} for space in a full queue.
+     * Accepts one write, waiting at most {@code timeoutNanos} for room in a full queue.
      *
      * @return true if accepted, false if rejected because shutdown has begun
      * @throws QueueFullException if the queue stayed full for the whole timeout, or the wait was
@@ -117,64 +124,81 @@ final class Writer {
     boolean enqueue(String sessionId, String user, String assistant, List<Message> messages,
             RegisteredProvider[] route, long timeoutNanos) {
         long acceptedAt = System.currentTimeMillis();
-        lock.lock();
-        try {
-            if (state != State.RUNNING) {
-                rejected++;
-                return false;
+        long waitStart = 0;
+        while (true) {
+            activeCallers.incrementAndGet();
+            try {
+                if (state != State.RUNNING) {
+                    rejected.incrementAndGet();
+                    return false;
+                }
+                if (accepted.get() - taken < capacity) {
+                    long seq = accepted.incrementAndGet();
+                    queue.offer(new Turn(idPrefix, seq, sessionId, user, assistant, messages, acceptedAt, seq, route));
+                    wakeWorker();
+                    return true;
+                }
+            } finally {
+                activeCallers.decrementAndGet();
             }
-            if (queue.size() >= capacity && !awaitSpace(timeoutNanos)) {
-                return false; // the drain counted this caller as rejected when it began
+            if (waitStart == 0) {
+                waitStart = System.nanoTime() | 1; // never 0
             }
-            long seq = lastAcceptedSeq + 1;
-            queue.addLast(new Turn(idPrefix, seq, sessionId, user, assistant, messages, acceptedAt, seq, route));
-            lastAcceptedSeq = seq;
-            if (worker == null) {
-                startWorker();
-            } else if (workerIdle) {
-                notEmpty.signal();
+            if (!awaitRoom(waitStart, timeoutNanos)) {
+                return false; // shutdown began while this caller waited; the drain counted it
             }
-            return true;
-        } finally {
-            lock.unlock();
         }
     }
 
     /**
-     * Waits for space; false if shutdown began meanwhile, in which case {@link #drain} has already
-     * counted this caller as rejected. Called with the lock held.
+     * Waits for room in the queue, outside the gate so that shutdown need not wait for it.
+     *
+     * @return true to try again; false if shutdown began while waiting (the drain counted this
+     *     caller as rejected)
      */
-    private boolean awaitSpace(long timeoutNanos) {
-        long start = System.nanoTime();
-        long remaining = timeoutNanos;
-        producersWaiting++;
+    private boolean awaitRoom(long waitStart, long timeoutNanos) {
+        waits.lock();
         try {
-            while (queue.size() >= capacity) {
-                if (state != State.RUNNING) {
-                    return false;
+            if (state != State.RUNNING) {
+                return true; // the retry finds the state and counts the rejection itself
+            }
+            callersWaiting++;
+            try {
+                while (accepted.get() - taken >= capacity && state == State.RUNNING) {
+                    long remaining = timeoutNanos - (System.nanoTime() - waitStart);
+                    if (remaining <= 0) {
+                        rejected.incrementAndGet();
+                        throw queueFull(waitStart, false);
+                    }
+                    notFull.awaitNanos(remaining);
                 }
-                if (remaining <= 0) {
-                    rejected++;
-                    throw queueFull(start, false);
-                }
-                remaining = notFull.awaitNanos(remaining);
+            } finally {
+                callersWaiting--;
             }
             return state == State.RUNNING;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             if (state == State.RUNNING) {
-                rejected++; // otherwise the drain already counted this caller
+                rejected.incrementAndGet(); // otherwise the drain already counted this caller
             }
-            throw queueFull(start, true);
+            throw queueFull(waitStart, true);
         } finally {
-            producersWaiting--;
+            waits.unlock();
         }
     }
 
-    private QueueFullException queueFull(long startNanos, boolean interrupted) {
-        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-        return new QueueFullException(managerName, capacity, queue.size() + inFlightCount(), waitedMillis,
-                interrupted);
+    private QueueFullException queueFull(long waitStart, boolean interrupted) {
+        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - waitStart);
+        return new QueueFullException(managerName, capacity, pending(), waitedMillis, interrupted);
+    }
+
+    private void wakeWorker() {
+        Thread w = worker;
+        if (w == null) {
+            startWorker();
+        } else if (workerParked) {
+            LockSupport.unpark(w);
+        }
     }
 
     /**
@@ -182,8 +206,8 @@ final class Writer {
      * provider; false on timeout, interrupt, abandonment, or when called from the writer itself.
      */
     boolean flush(long timeoutNanos) {
-        long target = lastAcceptedSeq;
-        if (lastCompletedSeq >= target) {
+        long target = accepted.get();
+        if (completed >= target) {
             return true;
         }
         if (Thread.currentThread() == worker) {
@@ -193,12 +217,13 @@ final class Writer {
     }
 
     private boolean awaitCompleted(long target, long deadline) {
-        lock.lock();
+        waits.lock();
         progressWaiters++;
         try {
-            while (lastCompletedSeq < target) {
+            while (completed < target) {
                 long remaining = deadline - clock.nanoTime();
-                if (target >= abandonedFromSeq || remaining <= 0) {
+                boolean unreachable = state == State.ABANDONED && target > accepted.get() - abandonedCount;
+                if (unreachable || remaining <= 0) {
                     return false;
                 }
                 progress.awaitNanos(Math.min(remaining, MAX_WAIT_SLICE_NANOS));
@@ -209,26 +234,29 @@ final class Writer {
             return false;
         } finally {
             progressWaiters--;
-            lock.unlock();
+            waits.unlock();
         }
     }
 
-    /** Writes queued or being written now. */
+    /** Writes accepted but neither finished nor abandoned: queued, or being written now. */
     long pending() {
-        lock.lock();
-        try {
-            return queue.size() + inFlightCount();
-        } finally {
-            lock.unlock();
-        }
+        return Math.max(0, accepted.get() - completed - abandonedCount);
     }
 
-    /** Called with the lock held: accepted writes neither finished, abandoned nor queued. */
-    private long inFlightCount() {
-        return lastAcceptedSeq - delivered.get() - failed.get() - abandonedIds.size() - queue.size();
+    /** Writes rejected so far. */
+    long rejectedSoFar() {
+        return rejected.get();
+    }
+
+    /** The writer thread, if one was started; for tests. */
+    Thread workerThread() {
+        return worker;
     }
 
     // ---- shutdown --------------------------------------------------------------------------
+
+    /** What the drain did, for the manager's report. */
+    record Outcome(long delivered, long failed, List<String> abandonedIds, long stillRunning, long rejected) {}
 
     /**
      * Stops accepting writes and lets the queue drain until the deadline; then abandons whatever
@@ -236,153 +264,150 @@ final class Writer {
      */
     Outcome drain(long timeoutNanos) {
         long deadline = saturatedAdd(clock.nanoTime(), timeoutNanos);
-        long target;
-        lock.lock();
+        waits.lock();
         try {
             state = State.DRAINING;
-            target = lastAcceptedSeq;
-            if (workerIdle) {
-                notEmpty.signal(); // let an idle writer see the new state and exit
-            }
-            rejected += producersWaiting; // callers waiting for space are rejected as they wake
+            rejected.addAndGet(callersWaiting); // callers waiting for room are rejected as they wake
             notFull.signalAll();
         } finally {
-            lock.unlock();
+            waits.unlock();
+        }
+        while (activeCallers.get() != 0) {
+            Thread.onSpinWait(); // a caller is a few instructions from its append; after it, none can come
+        }
+        long target = accepted.get(); // final: every later caller sees DRAINING
+        Thread w = worker;
+        if (w != null) {
+            LockSupport.unpark(w); // let an idle writer see the new state
         }
         boolean complete = awaitCompleted(target, deadline);
-        lock.lock();
+        batchLock.lock();
         try {
             if (!complete) {
-                state = State.ABANDONED;
-                int from = started.getAndSet(STOPPED);
-                for (int i = from; i < current.size(); i++) {
-                    abandon(current.get(i));
-                }
-                for (Turn t; (t = queue.pollFirst()) != null; ) {
-                    abandon(t);
-                }
-                progress.signalAll(); // flushes waiting for abandoned writes return false now
+                abandonRest();
             }
             long doneDelivered = delivered.get();
             long doneFailed = failed.get();
-            long stillRunning = lastAcceptedSeq - doneDelivered - doneFailed - abandonedIds.size();
-            return new Outcome(doneDelivered, doneFailed, List.copyOf(abandonedIds), stillRunning, rejected);
+            long stillRunning = target - doneDelivered - doneFailed - abandonedIds.size();
+            return new Outcome(doneDelivered, doneFailed, List.copyOf(abandonedIds), stillRunning, rejected.get());
         } finally {
-            lock.unlock();
+            batchLock.unlock();
         }
     }
 
-    /** Called with the lock held, in acceptance order. */
-    private void abandon(Turn t) {
-        if (abandonedIds.isEmpty()) {
-            abandonedFromSeq = t.seq;
-        }
-        abandonedIds.add(t.writeId());
-    }
-
-    /** Counts rejected writes that arrive after {@link #drain} made its outcome. */
-    long rejectedSoFar() {
-        lock.lock();
+    /** Called under {@link #batchLock}: claims every write the writer has not started. */
+    private void abandonRest() {
+        waits.lock();
         try {
-            return rejected;
+            state = State.ABANDONED;
         } finally {
-            lock.unlock();
+            waits.unlock();
         }
-    }
-
-    /** What the drain did, for the manager's report. */
-    record Outcome(long delivered, long failed, List<String> abandonedIds, long stillRunning, long rejected) {}
-
-    /** The writer thread, if one was started; for tests. */
-    Thread workerThread() {
-        return worker;
+        int from = started.getAndSet(STOPPED);
+        for (int i = from; i < current.size(); i++) {
+            abandonedIds.add(current.get(i).writeId());
+        }
+        for (Turn t; (t = queue.poll()) != null; ) {
+            abandonedIds.add(t.writeId());
+        }
+        abandonedCount = abandonedIds.size();
+        signalProgress(); // flushes waiting for abandoned writes return false now
     }
 
     // ---- the writer thread -----------------------------------------------------------------
 
-    /** Called with the lock held. */
     private void startWorker() {
-        Thread t = threadFactory.newThread(this::runWorker);
-        if (t == null) {
-            throw new IllegalStateException("thread factory returned null for the writer of manager '"
-                    + managerName + "'");
+        synchronized (startLock) {
+            if (worker != null) {
+                return;
+            }
+            Thread t = threadFactory.newThread(this::runWorker);
+            if (t == null) {
+                throw new IllegalStateException("thread factory returned null for the writer of manager '"
+                        + managerName + "'");
+            }
+            worker = t;
+            t.start();
         }
-        worker = t;
-        t.start();
     }
 
     private void runWorker() {
         List<Turn> batch = new ArrayList<>(Math.min(maxBatchSize, 1024));
         try {
-            while (takeBatch(batch)) {
+            while (awaitWork() && takeBatch(batch)) {
                 deliver(batch);
             }
         } catch (VirtualMachineError fatal) {
             failRestOfBatch(batch);
-            lock.lock();
-            try {
+            synchronized (startLock) {
                 worker = null;
-                if (!queue.isEmpty() && state != State.ABANDONED) {
-                    startWorker(); // queued writes still need a writer; this one is going down
-                }
-            } finally {
-                lock.unlock();
+            }
+            if (!queue.isEmpty() && state != State.ABANDONED) {
+                startWorker(); // queued writes still need a writer; this one is going down
             }
             throw fatal;
         }
     }
 
-    /** Takes up to a batch of queued writes; false when the writer should exit. */
-    private boolean takeBatch(List<Turn> batch) {
-        spinWhileCaughtUp(batch.isEmpty() ? 0 : batch.get(batch.size() - 1).seq);
-        lock.lock();
-        try {
-            batch.clear();
-            while (queue.isEmpty() && state == State.RUNNING) {
-                workerIdle = true;
-                try {
-                    notEmpty.await();
-                } catch (InterruptedException ignored) {
-                    // The writer stops by state only; an interrupt left behind by a provider is cleared here.
-                } finally {
-                    workerIdle = false;
-                }
+    /**
+     * Waits until there is work: spins briefly (when writes stream in, this saves a park and an
+     * unpark per write), then parks. Returns false when the writer should exit: shutdown began and
+     * no write is queued or about to be.
+     */
+    private boolean awaitWork() {
+        for (int spins = 0; ; spins++) {
+            if (!queue.isEmpty()) {
+                return state != State.ABANDONED;
             }
-            if (queue.isEmpty() || state == State.ABANDONED) {
+            State s = state;
+            if (s == State.ABANDONED) {
                 return false;
             }
-            int n = Math.min(queue.size(), maxBatchSize);
-            for (int i = 0; i < n; i++) {
-                batch.add(queue.pollFirst());
+            if (s == State.DRAINING && activeCallers.get() == 0 && queue.isEmpty()) {
+                return false; // read in this order, nothing can be appended any more
             }
+            if (spins < SPINS_BEFORE_PARK || s == State.DRAINING) {
+                Thread.onSpinWait();
+                continue;
+            }
+            workerParked = true;
+            if (queue.isEmpty() && state == State.RUNNING) {
+                LockSupport.park(this);
+            }
+            workerParked = false;
+            Thread.interrupted(); // the writer stops by state only; clear an interrupt a provider left behind
+        }
+    }
+
+    /** Takes up to a batch of queued writes; false when the drain abandoned the rest. */
+    private boolean takeBatch(List<Turn> batch) {
+        batchLock.lock();
+        try {
+            if (state == State.ABANDONED) {
+                return false;
+            }
+            batch.clear();
+            for (Turn t; batch.size() < maxBatchSize && (t = queue.poll()) != null; ) {
+                batch.add(t);
+            }
+            taken += batch.size();
             started.set(0);
             current = batch;
             claimed = 0;
             finished = 0;
-            if (producersWaiting > 0) {
-                notFull.signalAll();
-            }
-            return true;
         } finally {
-            lock.unlock();
+            batchLock.unlock();
         }
-    }
-
-    /**
-     * Before going to sleep on an empty queue, the writer spins briefly for the next write: when
-     * writes stream in, this saves a park and an unpark (a system call each) per write.
-     */
-    private void spinWhileCaughtUp(long lastTakenSeq) {
-        for (int i = 0; i < SPINS_BEFORE_SLEEP && lastAcceptedSeq == lastTakenSeq && state == State.RUNNING; i++) {
-            Thread.onSpinWait();
+        if (callersWaiting > 0) {
+            signal(notFull);
         }
+        return true;
     }
 
     /**
      * Hands the batch to the providers. Consecutive writes with the same route go together: as one
      * {@code syncBatch} per provider when every provider of the route writes batches, else one write
-     * at a time, each to every provider before the next starts. Before starting writes the writer
-     * claims them through {@link #started}; once the drain has claimed the rest, it stops.
+     * at a time, each to every provider before the next starts.
      */
     private void deliver(List<Turn> batch) {
         int from = 0;
@@ -403,7 +428,7 @@ final class Writer {
                 boolean ok = handToEveryProvider(writes, route);
                 (ok ? delivered : failed).addAndGet(writes.size());
                 finished = end;
-                lastCompletedSeq = batch.get(end - 1).seq;
+                completed += writes.size(); // single writer: the writer thread
                 if (progressWaiters > 0) {
                     signalProgress();
                 }
@@ -454,8 +479,8 @@ final class Writer {
     }
 
     /**
-     * The writer is going down with an {@link Error} mid-batch: the write in progress and the writes
-     * it had not started (unless the drain already claimed them) count as failed.
+     * The writer is going down with an {@link Error} mid-batch: the writes it started but did not
+     * finish, and those it had not started (unless the drain already claimed them), count as failed.
      */
     private void failRestOfBatch(List<Turn> batch) {
         int seen = started.get();
@@ -463,17 +488,21 @@ final class Writer {
         int end = tookRest ? batch.size() : claimed;
         if (end > finished) {
             failed.addAndGet(end - finished);
-            lastCompletedSeq = batch.get(end - 1).seq;
+            completed += end - finished;
         }
         signalProgress();
     }
 
     private void signalProgress() {
-        lock.lock();
+        signal(progress);
+    }
+
+    private void signal(Condition condition) {
+        waits.lock();
         try {
-            progress.signalAll();
+            condition.signalAll();
         } finally {
-            lock.unlock();
+            waits.unlock();
         }
     }
 
