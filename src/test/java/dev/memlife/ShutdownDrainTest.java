@@ -7,6 +7,7 @@ import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
+import dev.memlife.testing.ManualClock;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -112,6 +113,30 @@ class ShutdownDrainTest {
         assertThat(elapsedMillis).isLessThan(200 + 2_000); // the budget plus a generous margin for a loaded machine
         assertThat(report.abandoned()).isPositive();
         assertThat(report.delivered() + report.stillRunning() + report.abandoned()).isEqualTo(200);
+    }
+
+    @Test
+    void theDrainDeadlineFollowsTheInjectedClock() throws Exception {
+        ManualClock clock = new ManualClock();
+        GatedProvider gated = new GatedProvider("gated");
+        MemoryManager m = MemoryManager.builder().clock(clock).build();
+        m.addProvider(gated);
+        try {
+            m.syncAll("1", "held", "s");
+            assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
+            m.syncAll("2", "queued", "s");
+            CompletableFuture<DrainReport> drain = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(1)));
+
+            // Real time passes, the manual clock does not: the drain keeps waiting for the queue.
+            await().pollDelay(Duration.ofMillis(200)).atMost(Duration.ofSeconds(10)).until(() -> !drain.isDone());
+            clock.advance(Duration.ofMillis(1_001));
+
+            DrainReport report = drain.get(10, TimeUnit.SECONDS);
+            assertThat(report.abandoned()).isEqualTo(1);
+            assertThat(report.stillRunning()).isEqualTo(1);
+        } finally {
+            gated.open();
+        }
     }
 
     @Test
