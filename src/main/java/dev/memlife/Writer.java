@@ -468,7 +468,7 @@ final class Writer {
                 ok = false;
                 p.failedWrites.addAndGet(writes.size());
                 warnings.warn(managerName + "/" + p.name + "/write", "memory provider '" + p.name + "' of manager '"
-                        + managerName + "' failed to write " + describe(writes) + "; the next provider still gets it", t);
+                        + managerName + "' failed on " + describe(writes) + "; the next provider still gets it", t);
             }
         }
         return ok;
