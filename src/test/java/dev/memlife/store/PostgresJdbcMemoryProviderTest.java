@@ -87,6 +87,18 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
     }
 
     @Override
+    void rejectUserContent(String prefix, String userContent) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url, user, password);
+                Statement s = c.createStatement()) {
+            s.execute("CREATE FUNCTION " + prefix + "reject() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                    + "IF NEW.user_content = convert_to('" + userContent + "', 'UTF8') THEN "
+                    + "RAISE EXCEPTION 'rejected by the test'; END IF; RETURN NEW; END $$");
+            s.execute("CREATE TRIGGER " + prefix + "reject BEFORE INSERT ON " + prefix + "turns "
+                    + "FOR EACH ROW EXECUTE FUNCTION " + prefix + "reject()");
+        }
+    }
+
+    @Override
     void dropTables(String prefix) throws SQLException {
         if (unavailable != null) {
             return;
@@ -94,6 +106,7 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         try (Connection c = DriverManager.getConnection(url, user, password);
                 Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS " + prefix + "turns, " + prefix + "session_ends");
+            s.execute("DROP FUNCTION IF EXISTS " + prefix + "reject()");
         }
     }
 

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import javax.sql.DataSource;
@@ -35,6 +36,16 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         SQLiteDataSource ds = new SQLiteDataSource();
         ds.setUrl(url());
         return ds;
+    }
+
+    @Override
+    void rejectUserContent(String prefix, String userContent) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url());
+                Statement s = c.createStatement()) {
+            s.execute("CREATE TRIGGER " + prefix + "reject BEFORE INSERT ON " + prefix + "turns "
+                    + "WHEN NEW.user_content = CAST('" + userContent + "' AS BLOB) "
+                    + "BEGIN SELECT RAISE(ABORT, 'rejected by the test'); END");
+        }
     }
 
     @Override
