@@ -66,8 +66,10 @@ public final class JdbcMemoryProvider implements MemoryProvider {
     private final ConnectionHolder writes;
     private final ConnectionHolder others;
     private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
-    /** The session {@link #onSessionEnd} records: the last one initialized, else the last one written. */
-    private volatile String session;
+    /** The session last passed to {@link #initialize}; the one {@link #onSessionEnd} records. */
+    private volatile String initializedSession;
+    /** The session of the last turn written; recorded by {@link #onSessionEnd} if none was initialized. */
+    private volatile String lastWrittenSession;
 
     private JdbcMemoryProvider(Builder b, Database database) {
         this.name = b.name;
@@ -112,7 +114,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
     /** Remembers {@code sessionId} as the session {@link #onSessionEnd} records. Does not block. */
     @Override
     public void initialize(String sessionId) {
-        session = requireNonNull(sessionId, "sessionId");
+        initializedSession = requireNonNull(sessionId, "sessionId");
     }
 
     /** Stores one turn: a batch of one. */
@@ -138,9 +140,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         }
         long storedAt = clock.millis();
         int stored = retry.run(describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
-        if (session == null) {
-            session = turns.get(turns.size() - 1).sessionId();
-        }
+        lastWrittenSession = turns.get(turns.size() - 1).sessionId();
         if (stored < turns.size() && LOG.isDebugEnabled()) {
             LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - stored,
                     turns.size());
@@ -157,7 +157,9 @@ public final class JdbcMemoryProvider implements MemoryProvider {
     public void onSessionEnd(List<Message> messages) {
         requireNonNull(messages, "messages");
         checkOpen("onSessionEnd");
-        String sid = session == null ? "" : session;
+        String initialized = initializedSession;
+        String written = lastWrittenSession;
+        String sid = initialized != null ? initialized : written != null ? written : "";
         long endedAt = clock.millis();
         retry.run("the end of session '" + sid + "'", others, c -> {
             tables.insertSessionEnd(c, sid, messages.size(), endedAt);

@@ -223,7 +223,8 @@ abstract class JdbcMemoryProviderContract {
     void onSessionEndWithoutInitializeRecordsTheSessionOfTheLastWrite() {
         JdbcMemoryProvider store = provider();
         MemoryManager memory = manager(256, store);
-        memory.syncAll("u1", "a1", "s-9");
+        memory.syncAll("u1", "a1", "s-8");
+        memory.syncAll("u2", "a2", "s-9");
         assertThat(memory.flushPending(FLUSH)).isTrue();
 
         memory.onSessionEnd(List.of());
