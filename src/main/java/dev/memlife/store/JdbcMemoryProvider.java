@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
  * are idempotent by {@link Turn#writeId()}: a write id already stored is skipped (the first write
  * wins). A failed batch is rolled back and retried on a fresh connection, at most {@link
  * Builder#retryAttempts} times in all with a doubling backoff; then {@link JdbcStoreException} is
- * thrown and the manager counts every turn of the batch as failed. {@link #onSessionEnd} records the
- * session boundary under the same retry rule.
+ * thrown and the manager counts every turn of the batch as failed. Every other database call
+ * (session ends, prefetch, the read-back methods) follows the same retry rule.
  *
  * <p><b>Schema.</b> Created if missing: {@code <prefix>turns} (write id, session id, user and
  * assistant contents, messages, accepted-at and stored-at epoch milliseconds) and {@code
@@ -139,7 +139,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
             return;
         }
         long storedAt = clock.millis();
-        int stored = retry.run(describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
+        int stored = retry.run("store " + describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
         lastWrittenSession = turns.get(turns.size() - 1).sessionId();
         if (stored < turns.size() && LOG.isDebugEnabled()) {
             LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - stored,
@@ -161,7 +161,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         String written = lastWrittenSession;
         String sid = initialized != null ? initialized : written != null ? written : "";
         long endedAt = clock.millis();
-        retry.run("the end of session '" + sid + "'", others, c -> {
+        retry.run("record the end of session '" + sid + "'", others, c -> {
             tables.insertSessionEnd(c, sid, messages.size(), endedAt);
             return null;
         });
@@ -169,12 +169,14 @@ public final class JdbcMemoryProvider implements MemoryProvider {
 
     /**
      * The session's most recent turns (at most the prefetch limit), oldest first, as text for the
-     * prompt; empty if the session has none. {@code query} is not used. Waits for one query.
+     * prompt; empty if the session has none. {@code query} is not used. Waits for one query, retried
+     * like a write; an interrupt during a backoff ends it with {@link JdbcStoreException}.
      */
     @Override
     public String prefetch(String query, String sessionId) {
         requireNonNull(sessionId, "sessionId");
-        List<StoredTurn> recent = read("prefetch", c -> tables.turns(c, sessionId, prefetchLimit));
+        List<StoredTurn> recent = read("read the recent turns of session '" + sessionId + "'",
+                c -> tables.turns(c, sessionId, prefetchLimit));
         if (recent.isEmpty()) {
             return "";
         }
@@ -186,26 +188,30 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         return out.toString();
     }
 
-    /** Every turn stored, in all sessions. Waits for one query; works after shutdown too. */
+    // The read-back methods: each waits for one query, retried like a write, and throws
+    // JdbcStoreException when every attempt failed. They work after shutdown too.
+
+    /** Every turn stored, in all sessions. */
     public long countTurns() {
-        return read("countTurns", tables::countTurns);
+        return read("count the turns", tables::countTurns);
     }
 
-    /** The turns stored for {@code sessionId}. Waits for one query; works after shutdown too. */
+    /** The turns stored for {@code sessionId}. */
     public long countTurns(String sessionId) {
         requireNonNull(sessionId, "sessionId");
-        return read("countTurns", c -> tables.countTurns(c, sessionId));
+        return read("count the turns of session '" + sessionId + "'", c -> tables.countTurns(c, sessionId));
     }
 
-    /** The session's stored turns, in the order they were stored. Waits for one query; works after shutdown too. */
+    /** The session's stored turns, in the order they were stored. */
     public List<StoredTurn> turns(String sessionId) {
         requireNonNull(sessionId, "sessionId");
-        return read("turns", c -> tables.turns(c, sessionId, Integer.MAX_VALUE));
+        return read("read the turns of session '" + sessionId + "'",
+                c -> tables.turns(c, sessionId, Integer.MAX_VALUE));
     }
 
-    /** Every session boundary recorded, oldest first. Waits for one query; works after shutdown too. */
+    /** Every session boundary recorded, oldest first. */
     public List<StoredSessionEnd> sessionEnds() {
-        return read("sessionEnds", tables::sessionEnds);
+        return read("read the session ends", tables::sessionEnds);
     }
 
     /**
@@ -235,19 +241,15 @@ public final class JdbcMemoryProvider implements MemoryProvider {
 
     /** Opens the writer's connection and creates the schema; called once by the builder. */
     private JdbcMemoryProvider start() {
-        retry.run("the schema", writes, c -> {
+        retry.run("create the schema", writes, c -> {
             tables.create(c, database.dialect());
             return null;
         });
         return this;
     }
 
-    private <T> T read(String method, ConnectionHolder.Work<T> work) {
-        try {
-            return others.use(work);
-        } catch (SQLException e) {
-            throw new JdbcStoreException(name + ": " + method + " failed to read from " + database.description(), e);
-        }
+    private <T> T read(String what, ConnectionHolder.Work<T> work) {
+        return retry.run(what, others, work);
     }
 
     private void checkOpen(String method) {

@@ -6,7 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The store's retry rule: a unit of work that fails with an {@link SQLException} runs again on a
+ * The store's retry rule for every database call: a unit of work that fails with an {@link SQLException} runs again on a
  * fresh connection, at most {@code attempts} times in all, waiting {@code backoff} after the first
  * failure and twice as long after each next one (at most {@link #MAX_BACKOFF}); then it is thrown
  * as a {@link JdbcStoreException} carrying every attempt's exception. Never retries forever, never
@@ -38,7 +38,7 @@ final class Retry {
      * Waits for the database and for the backoffs; an interrupt during a backoff ends the retries at
      * once, with the interrupt flag restored.
      *
-     * @param what what the work stores, for the log and the exception
+     * @param what what the work does ("store write w-1"), for the log and the exception
      * @throws JdbcStoreException if no attempt succeeded, or a backoff was interrupted
      */
     <T> T run(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
@@ -54,18 +54,18 @@ final class Retry {
             }
             if (attempt < attempts) {
                 Duration wait = backoff(attempt);
-                LOG.debug("{}: attempt {} of {} to store {} in {} failed; retrying in {} ms", provider, attempt,
+                LOG.debug("{}: attempt {} of {} to {} in {} failed; retrying in {} ms", provider, attempt,
                         attempts, what, database, wait.toMillis(), last);
                 try {
                     sleeper.sleep(wait);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new JdbcStoreException(provider + ": interrupted while retrying to store " + what + " in "
+                    throw new JdbcStoreException(provider + ": interrupted while retrying to " + what + " in "
                             + database + " after " + attempt + " failed attempts", last);
                 }
             }
         }
-        throw new JdbcStoreException(provider + ": could not store " + what + " in " + database + " after "
+        throw new JdbcStoreException(provider + ": could not " + what + " in " + database + " after "
                 + attempts + (attempts == 1 ? " attempt" : " attempts") + ": " + last.getMessage(), last);
     }
 

@@ -16,7 +16,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -322,19 +324,22 @@ abstract class JdbcMemoryProviderContract {
     }
 
     @Test
-    void readsFromOtherThreadsRunWhileTheWriterWrites() {
+    void readsFromOtherThreadsRunWhileTheWriterWrites() throws InterruptedException {
         JdbcMemoryProvider store = provider();
         MemoryManager memory = manager(16, store);
         AtomicBoolean writing = new AtomicBoolean(true);
+        CountDownLatch readerStarted = new CountDownLatch(1);
         CompletableFuture<Long> reader = CompletableFuture.supplyAsync(() -> {
             long reads = 0;
-            while (writing.get()) {
+            do {
                 store.countTurns("s-1");
                 store.prefetch("q", "s-1");
+                readerStarted.countDown();
                 reads++;
-            }
+            } while (writing.get());
             return reads;
         });
+        assertThat(readerStarted.await(30, TimeUnit.SECONDS)).isTrue();
 
         for (int i = 0; i < 300; i++) {
             memory.syncAll("u" + i, "a" + i, "s-1");

@@ -111,34 +111,38 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
     }
 
     @Test
-    void aTerminatedBackendIsReplacedByANewConnectionOnRetry() throws SQLException {
-        JdbcMemoryProvider store = provider();
+    void terminatedBackendsAreReplacedByNewConnectionsOnRetry() throws SQLException {
+        String application = prefix + "app"; // only this test's connections are terminated
+        JdbcMemoryProvider store = provider(JdbcMemoryProvider.builder(url + (url.contains("?") ? "&" : "?")
+                + "ApplicationName=" + application).user(user).password(password));
         MemoryManager memory = manager(256, store);
         memory.syncAll("before", "a", "s-1");
         assertThat(memory.flushPending(FLUSH)).isTrue();
+        assertThat(store.countTurns("s-1")).isEqualTo(1); // the reading connection is open too
 
         try (Connection admin = DriverManager.getConnection(url, user, password);
                 Statement s = admin.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                        + "WHERE usename = current_user AND pid <> pg_backend_pid()")) {
+                        + "WHERE application_name = '" + application + "'")) {
             rs.next();
-            assertThat(rs.getInt(1)).isPositive();
+            assertThat(rs.getInt(1)).isEqualTo(2); // the writer's connection and the reader's
             // Termination is a signal: wait until the backends are really gone.
-            await().atMost(Duration.ofSeconds(30)).until(() -> otherBackends(s) == 0);
+            await().atMost(Duration.ofSeconds(30)).until(() -> backends(s, application) == 0);
         }
         memory.syncAll("after", "a", "s-1");
         assertThat(memory.flushPending(FLUSH)).isTrue();
+        assertThat(sleeper.waits()).hasSize(1);
+        assertThat(store.turns("s-1")).extracting(StoredTurn::userContent).containsExactly("before", "after");
+        assertThat(sleeper.waits()).hasSize(2);
 
         DrainReport report = memory.shutdownAll();
         assertThat(report.delivered()).isEqualTo(2);
         assertThat(report.failed()).isZero();
-        assertThat(sleeper.waits()).hasSize(1);
-        assertThat(store.turns("s-1")).extracting(StoredTurn::userContent).containsExactly("before", "after");
     }
 
-    private static int otherBackends(Statement s) throws SQLException {
+    private static int backends(Statement s, String application) throws SQLException {
         try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity "
-                + "WHERE usename = current_user AND pid <> pg_backend_pid()")) {
+                + "WHERE application_name = '" + application + "'")) {
             rs.next();
             return rs.getInt(1);
         }
