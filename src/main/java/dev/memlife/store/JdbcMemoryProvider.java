@@ -1,0 +1,416 @@
+package dev.memlife.store;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.MemoryProvider;
+import dev.memlife.Message;
+import dev.memlife.Turn;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link MemoryProvider} that stores every turn in a relational database over plain JDBC: SQLite
+ * (a file, the embedded default: {@link #sqlite(Path)}) or PostgreSQL (shared by several gateway
+ * replicas: {@link #builder(String)} with a {@code jdbc:postgresql:} URL). The driver is an optional
+ * dependency: add {@code org.xerial:sqlite-jdbc} or {@code org.postgresql:postgresql}.
+ *
+ * <p><b>Writes.</b> It overrides {@link #syncBatch}, so the manager hands it every write already
+ * queued (up to the manager's {@code maxBatchSize}) and it stores them in one transaction. Writes
+ * are idempotent by {@link Turn#writeId()}: a write id already stored is skipped (the first write
+ * wins). A failed batch is rolled back and retried on a fresh connection, at most {@link
+ * Builder#retryAttempts} times in all with a doubling backoff; then {@link JdbcStoreException} is
+ * thrown and the manager counts every turn of the batch as failed. Every other database call
+ * (session ends, prefetch, the read-back methods) follows the same retry rule.
+ *
+ * <p><b>Schema.</b> Created if missing: {@code <prefix>turns} (write id, session id, user and
+ * assistant contents, messages, accepted-at and stored-at epoch milliseconds) and {@code
+ * <prefix>session_ends} (session id, message count, ended-at). Strings are stored as UTF-8 bytes
+ * ({@code BLOB}/{@code BYTEA}) so every string round-trips, NUL included.
+ *
+ * <p><b>Threads.</b> Thread-safe. Writes use one connection owned by the manager's writer thread;
+ * everything else ({@link #prefetch}, {@link #onSessionEnd}, the read-back methods) shares a second
+ * connection, one caller at a time. Every lock wait in the database is bounded by {@link
+ * Builder#lockTimeout}. After {@link #shutdown()} writes are refused and the read-back methods still
+ * work, each on a connection of its own.
+ */
+public final class JdbcMemoryProvider implements MemoryProvider {
+
+    private static final Logger LOG = LoggerFactory.getLogger(JdbcMemoryProvider.class);
+
+    /** Longest part of one message that {@link #prefetch} puts in the prompt. */
+    static final int PREFETCH_MAX_CHARS = 2_000;
+
+    /** The provider's lifecycle; moves only forward, by CAS. */
+    private enum State {
+        /** Stores and reads. */
+        OPEN,
+        /** {@link #shutdown()} ran: connections closed, writes refused, reads on one-off connections. */
+        SHUT_DOWN
+    }
+
+    private final String name;
+    private final Database database;
+    private final Tables tables;
+    private final int prefetchLimit;
+    private final Retry retry;
+    private final Clock clock;
+    private final ConnectionHolder writes;
+    private final ConnectionHolder others;
+    private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
+    /** The session last passed to {@link #initialize}; the one {@link #onSessionEnd} records. */
+    private volatile String initializedSession;
+    /** The session of the last turn written; recorded by {@link #onSessionEnd} if none was initialized. */
+    private volatile String lastWrittenSession;
+
+    private JdbcMemoryProvider(Builder b, Database database) {
+        this.name = b.name;
+        this.database = database;
+        this.tables = new Tables(b.tablePrefix);
+        this.prefetchLimit = b.prefetchLimit;
+        this.retry = new Retry(b.name, database.description(), b.retryAttempts, b.retryBackoff, b.sleeper);
+        this.clock = b.clock;
+        this.writes = new ConnectionHolder(database);
+        this.others = new ConnectionHolder(database);
+    }
+
+    /**
+     * A provider on the SQLite file {@code file} (created if missing; its directory must exist),
+     * with every other default of {@link Builder}.
+     *
+     * @throws JdbcStoreException if the file cannot be opened or the schema cannot be created
+     */
+    public static JdbcMemoryProvider sqlite(Path file) {
+        return builder("jdbc:sqlite:" + requireNonNull(file, "file").toAbsolutePath()).build();
+    }
+
+    /** A builder for a provider on the database at {@code jdbcUrl} ({@code jdbc:sqlite:} or {@code jdbc:postgresql:}). */
+    public static Builder builder(String jdbcUrl) {
+        requireNonNull(jdbcUrl, "jdbcUrl");
+        if (!jdbcUrl.startsWith("jdbc:")) {
+            throw new IllegalArgumentException("jdbcUrl must start with 'jdbc:', was '" + Database.mask(jdbcUrl) + "'");
+        }
+        return new Builder(jdbcUrl, null);
+    }
+
+    /** A builder for a provider on the connections of {@code dataSource} (for example a pool). */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(null, requireNonNull(dataSource, "dataSource"));
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** Remembers {@code sessionId} as the session {@link #onSessionEnd} records. Does not block. */
+    @Override
+    public void initialize(String sessionId) {
+        initializedSession = requireNonNull(sessionId, "sessionId");
+    }
+
+    /** Stores one turn: a batch of one. */
+    @Override
+    public void syncTurn(Turn turn) {
+        syncBatch(List.of(requireNonNull(turn, "turn")));
+    }
+
+    /**
+     * Stores {@code turns} in one transaction, skipping write ids already stored. Waits for the
+     * database, each statement bounded by the lock timeout, and between failed attempts for the
+     * backoff; an interrupt during a backoff ends the retries at once (flag restored).
+     *
+     * @throws JdbcStoreException if every attempt failed; nothing of the batch was stored
+     * @throws IllegalStateException if the provider was shut down
+     */
+    @Override
+    public void syncBatch(List<Turn> turns) {
+        requireNonNull(turns, "turns");
+        checkOpen("syncBatch");
+        if (turns.isEmpty()) {
+            return;
+        }
+        long storedAt = clock.millis();
+        int stored = retry.run("store " + describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
+        lastWrittenSession = turns.get(turns.size() - 1).sessionId();
+        if (stored < turns.size() && LOG.isDebugEnabled()) {
+            LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - stored,
+                    turns.size());
+        }
+    }
+
+    /**
+     * Records the end of the session last {@link #initialize initialized} (else of the last one
+     * written, else {@code ""}) with the transcript's message count. Waits like {@link #syncBatch}.
+     *
+     * @throws JdbcStoreException if every attempt failed
+     */
+    @Override
+    public void onSessionEnd(List<Message> messages) {
+        requireNonNull(messages, "messages");
+        checkOpen("onSessionEnd");
+        String initialized = initializedSession;
+        String written = lastWrittenSession;
+        String sid = initialized != null ? initialized : written != null ? written : "";
+        long endedAt = clock.millis();
+        retry.run("record the end of session '" + sid + "'", others, c -> {
+            tables.insertSessionEnd(c, sid, messages.size(), endedAt);
+            return null;
+        });
+    }
+
+    /**
+     * The session's most recent turns (at most the prefetch limit), oldest first, as text for the
+     * prompt; empty if the session has none. {@code query} is not used. Waits for one query, retried
+     * like a write; an interrupt during a backoff ends it with {@link JdbcStoreException}.
+     */
+    @Override
+    public String prefetch(String query, String sessionId) {
+        requireNonNull(sessionId, "sessionId");
+        List<StoredTurn> recent = read("read the recent turns of session '" + sessionId + "'",
+                c -> tables.turns(c, sessionId, prefetchLimit));
+        if (recent.isEmpty()) {
+            return "";
+        }
+        StringBuilder out = new StringBuilder("Recent turns of this session:");
+        for (StoredTurn t : recent) {
+            out.append("\nuser: ").append(clip(t.userContent()));
+            out.append("\nassistant: ").append(clip(t.assistantContent()));
+        }
+        return out.toString();
+    }
+
+    // The read-back methods: each waits for one query, retried like a write, and throws
+    // JdbcStoreException when every attempt failed. They work after shutdown too.
+
+    /** Every turn stored, in all sessions. */
+    public long countTurns() {
+        return read("count the turns", tables::countTurns);
+    }
+
+    /** The turns stored for {@code sessionId}. */
+    public long countTurns(String sessionId) {
+        requireNonNull(sessionId, "sessionId");
+        return read("count the turns of session '" + sessionId + "'", c -> tables.countTurns(c, sessionId));
+    }
+
+    /** The session's stored turns, in the order they were stored. */
+    public List<StoredTurn> turns(String sessionId) {
+        requireNonNull(sessionId, "sessionId");
+        return read("read the turns of session '" + sessionId + "'",
+                c -> tables.turns(c, sessionId, Integer.MAX_VALUE));
+    }
+
+    /** Every session boundary recorded, oldest first. */
+    public List<StoredSessionEnd> sessionEnds() {
+        return read("read the session ends", tables::sessionEnds);
+    }
+
+    /**
+     * Closes both connections, after a statement in progress on them has finished. Idempotent.
+     * Later writes are refused; the read-back methods open a connection per call.
+     */
+    @Override
+    public void shutdown() {
+        if (!state.compareAndSet(State.OPEN, State.SHUT_DOWN)) {
+            return;
+        }
+        for (ConnectionHolder holder : List.of(writes, others)) {
+            try {
+                holder.close();
+            } catch (SQLException | RuntimeException e) {
+                LOG.warn("{}: closing a connection to {} failed", name, database.description(), e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcMemoryProvider[" + name + ", " + database.description() + "]";
+    }
+
+    // ---- machinery -------------------------------------------------------------------------------
+
+    /** Opens the writer's connection and creates the schema; called once by the builder. */
+    private JdbcMemoryProvider start() {
+        retry.run("create the schema", writes, c -> {
+            tables.create(c, database.dialect());
+            return null;
+        });
+        return this;
+    }
+
+    private <T> T read(String what, ConnectionHolder.Work<T> work) {
+        return retry.run(what, others, work);
+    }
+
+    private void checkOpen(String method) {
+        if (state.get() != State.OPEN) {
+            throw new IllegalStateException(name + " is shut down; " + method + " refused (" + database.description()
+                    + ")");
+        }
+    }
+
+    private static String describe(List<Turn> turns) {
+        return turns.size() == 1 ? "write " + turns.get(0).writeId()
+                : "a batch of " + turns.size() + " writes (" + turns.get(0).writeId() + " to "
+                        + turns.get(turns.size() - 1).writeId() + ")";
+    }
+
+    private static String clip(String s) {
+        if (s.length() <= PREFETCH_MAX_CHARS) {
+            return s;
+        }
+        int end = Character.isHighSurrogate(s.charAt(PREFETCH_MAX_CHARS - 1)) ? PREFETCH_MAX_CHARS - 1 : PREFETCH_MAX_CHARS;
+        return s.substring(0, end) + "…";
+    }
+
+    /**
+     * Settings of a {@link JdbcMemoryProvider}; {@link #build()} connects and creates the schema. A
+     * builder is not thread-safe; a provider it built never changes when the builder is reused.
+     */
+    public static final class Builder {
+
+        /** Default {@link #name(String) name}: {@value}. */
+        public static final String DEFAULT_NAME = "jdbc";
+        /** Default {@link #tablePrefix(String) table prefix}: {@value}. */
+        public static final String DEFAULT_TABLE_PREFIX = "memlife_";
+        /** Default {@link #prefetchLimit(int) prefetch limit}: {@value} turns. */
+        public static final int DEFAULT_PREFETCH_LIMIT = 10;
+        /** Default {@link #retryAttempts(int) attempts} per write: {@value}. */
+        public static final int DEFAULT_RETRY_ATTEMPTS = 3;
+        /** Default {@link #retryBackoff(Duration) backoff} after the first failure: {@value} ms. */
+        public static final long DEFAULT_RETRY_BACKOFF_MILLIS = 100;
+        /** Default {@link #lockTimeout(Duration) lock timeout}: {@value} ms. */
+        public static final long DEFAULT_LOCK_TIMEOUT_MILLIS = 5_000;
+
+        private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,39}");
+
+        private final String url;
+        private final DataSource dataSource;
+        private String user;
+        private String password;
+        private String name = DEFAULT_NAME;
+        private String tablePrefix = DEFAULT_TABLE_PREFIX;
+        private int prefetchLimit = DEFAULT_PREFETCH_LIMIT;
+        private int retryAttempts = DEFAULT_RETRY_ATTEMPTS;
+        private Duration retryBackoff = Duration.ofMillis(DEFAULT_RETRY_BACKOFF_MILLIS);
+        private Duration lockTimeout = Duration.ofMillis(DEFAULT_LOCK_TIMEOUT_MILLIS);
+        private Sleeper sleeper = Sleeper.system();
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(String url, DataSource dataSource) {
+            this.url = url;
+            this.dataSource = dataSource;
+        }
+
+        /** The database user, for a JDBC URL (a DataSource brings its own). */
+        public Builder user(String user) {
+            this.user = requireNonNull(user, "user");
+            return this;
+        }
+
+        /** The database password, for a JDBC URL; never logged or put in an exception. */
+        public Builder password(String password) {
+            this.password = requireNonNull(password, "password");
+            return this;
+        }
+
+        /** The provider's name, unique within one manager. */
+        public Builder name(String name) {
+            requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /** Prefix of the table names, so several stores can share one database; letters, digits, '_'. */
+        public Builder tablePrefix(String tablePrefix) {
+            requireNonNull(tablePrefix, "tablePrefix");
+            if (!IDENTIFIER.matcher(tablePrefix).matches()) {
+                throw new IllegalArgumentException("tablePrefix must be a letter or '_' followed by at most 39 "
+                        + "letters, digits or '_', was '" + tablePrefix + "'");
+            }
+            this.tablePrefix = tablePrefix;
+            return this;
+        }
+
+        /** How many of the session's most recent turns {@link #prefetch} returns. */
+        public Builder prefetchLimit(int turns) {
+            if (turns < 1) {
+                throw new IllegalArgumentException("prefetchLimit must be at least 1, was " + turns);
+            }
+            this.prefetchLimit = turns;
+            return this;
+        }
+
+        /** Attempts per write in all (1 means no retry) before the write fails. */
+        public Builder retryAttempts(int attempts) {
+            if (attempts < 1) {
+                throw new IllegalArgumentException("retryAttempts must be at least 1, was " + attempts);
+            }
+            this.retryAttempts = attempts;
+            return this;
+        }
+
+        /** The wait after a write's first failed attempt; doubled after each next one. */
+        public Builder retryBackoff(Duration backoff) {
+            requireNonNull(backoff, "backoff");
+            if (backoff.isNegative()) {
+                throw new IllegalArgumentException("retryBackoff must not be negative, was " + backoff);
+            }
+            this.retryBackoff = backoff;
+            return this;
+        }
+
+        /** Longest wait for a database lock (SQLite busy timeout, PostgreSQL {@code lock_timeout}). */
+        public Builder lockTimeout(Duration timeout) {
+            requireNonNull(timeout, "timeout");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("lockTimeout must be positive, was " + timeout);
+            }
+            this.lockTimeout = timeout;
+            return this;
+        }
+
+        /** How the provider waits between attempts; tests inject one that does not sleep. */
+        public Builder sleeper(Sleeper sleeper) {
+            this.sleeper = requireNonNull(sleeper, "sleeper");
+            return this;
+        }
+
+        /** The clock of the stored-at and ended-at times. */
+        public Builder clock(Clock clock) {
+            this.clock = requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Connects, creates the schema if missing and returns the provider. Waits for the database,
+         * with the retry rule of writes.
+         *
+         * @throws JdbcStoreException naming the database (password masked) if it cannot be reached
+         *     or the schema cannot be created
+         * @throws IllegalArgumentException if the database is neither SQLite nor PostgreSQL, or a
+         *     user or password was set for a DataSource
+         */
+        public JdbcMemoryProvider build() {
+            if (dataSource != null && (user != null || password != null)) {
+                throw new IllegalArgumentException("user and password apply to a JDBC URL; set them on the DataSource");
+            }
+            Database database = dataSource != null ? Database.ofDataSource(dataSource, lockTimeout)
+                    : Database.ofUrl(url, user, password, lockTimeout);
+            return new JdbcMemoryProvider(this, database).start();
+        }
+    }
+}

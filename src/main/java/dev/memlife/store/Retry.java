@@ -1,0 +1,80 @@
+package dev.memlife.store;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The store's retry rule for every database call: a unit of work that fails with an {@link SQLException} runs again on a
+ * fresh connection, at most {@code attempts} times in all, waiting {@code backoff} after the first
+ * failure and twice as long after each next one (at most {@link #MAX_BACKOFF}); then it is thrown
+ * as a {@link JdbcStoreException} carrying every attempt's exception. Never retries forever, never
+ * drops a failure. Thread-safe.
+ */
+final class Retry {
+
+    private static final Logger LOG = LoggerFactory.getLogger(JdbcMemoryProvider.class);
+
+    /** Longest wait between two attempts, however many attempts are configured. */
+    static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+    private final String provider;
+    private final String database;
+    private final int attempts;
+    private final Duration backoff;
+    private final Sleeper sleeper;
+
+    Retry(String provider, String database, int attempts, Duration backoff, Sleeper sleeper) {
+        this.provider = provider;
+        this.database = database;
+        this.attempts = attempts;
+        this.backoff = backoff;
+        this.sleeper = sleeper;
+    }
+
+    /**
+     * Runs {@code work} on {@code holder}'s connection until it succeeds or the attempts run out.
+     * Waits for the database and for the backoffs; an interrupt during a backoff ends the retries at
+     * once, with the interrupt flag restored.
+     *
+     * @param what what the work does ("store write w-1"), for the log and the exception
+     * @throws JdbcStoreException if no attempt succeeded, or a backoff was interrupted
+     */
+    <T> T run(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
+        SQLException last = null;
+        for (int attempt = 1; attempt <= attempts; attempt++) {
+            try {
+                return holder.use(work);
+            } catch (SQLException e) {
+                if (last != null) {
+                    e.addSuppressed(last);
+                }
+                last = e;
+            }
+            if (attempt < attempts) {
+                Duration wait = backoff(attempt);
+                LOG.debug("{}: attempt {} of {} to {} in {} failed; retrying in {} ms", provider, attempt,
+                        attempts, what, database, wait.toMillis(), last);
+                try {
+                    sleeper.sleep(wait);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new JdbcStoreException(provider + ": interrupted while retrying to " + what + " in "
+                            + database + " after " + attempt + " failed attempts", last);
+                }
+            }
+        }
+        throw new JdbcStoreException(provider + ": could not " + what + " in " + database + " after "
+                + attempts + (attempts == 1 ? " attempt" : " attempts") + ": " + last.getMessage(), last);
+    }
+
+    /** The wait after the {@code attempt}-th failure: the backoff, doubled per attempt, capped. */
+    Duration backoff(int attempt) {
+        Duration d = backoff;
+        for (int i = 1; i < attempt && d.compareTo(MAX_BACKOFF) < 0; i++) {
+            d = d.multipliedBy(2);
+        }
+        return d.compareTo(MAX_BACKOFF) < 0 ? d : MAX_BACKOFF;
+    }
+}

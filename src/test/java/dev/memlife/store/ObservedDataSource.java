@@ -1,0 +1,124 @@
+package dev.memlife.store;
+
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * A DataSource test double over a real one that the test controls: it counts commits, can fail
+ * the next commits (before they reach the database, so the transaction is still open and must be
+ * rolled back), and can make the database "go away": every connection it handed out is closed
+ * under its user and new ones are refused, until {@link #comeBack()}. Thread-safe.
+ */
+final class ObservedDataSource implements DataSource {
+
+    private final DataSource real;
+    private final AtomicInteger commits = new AtomicInteger();
+    private final AtomicInteger commitsToFail = new AtomicInteger();
+    private final List<Connection> handedOut = new ArrayList<>();
+    private volatile boolean gone;
+
+    ObservedDataSource(DataSource real) {
+        this.real = real;
+    }
+
+    /** Commits attempted so far, failed ones included. */
+    int commits() {
+        return commits.get();
+    }
+
+    /** Makes the next {@code n} commits throw. */
+    void failNextCommits(int n) {
+        commitsToFail.set(n);
+    }
+
+    /** The database goes away: open connections break, new ones are refused. */
+    synchronized void goAway() throws SQLException {
+        gone = true;
+        for (Connection c : handedOut) {
+            c.close();
+        }
+    }
+
+    void comeBack() {
+        gone = false;
+    }
+
+    /** Connections handed out and not closed yet. */
+    synchronized long openConnections() throws SQLException {
+        long open = 0;
+        for (Connection c : handedOut) {
+            open += c.isClosed() ? 0 : 1;
+        }
+        return open;
+    }
+
+    @Override
+    public synchronized Connection getConnection() throws SQLException {
+        if (gone) {
+            throw new SQLException("connection refused: the test made the database go away");
+        }
+        Connection c = real.getConnection();
+        handedOut.add(c);
+        InvocationHandler observe = (proxy, method, args) -> {
+            if (method.getName().equals("commit")) {
+                commits.incrementAndGet();
+                if (commitsToFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    throw new SQLException("commit failed: the test failed it on purpose");
+                }
+            }
+            try {
+                return method.invoke(c, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        };
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, observe);
+    }
+
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        throw new SQLFeatureNotSupportedException("not used by the store");
+    }
+
+    @Override
+    public PrintWriter getLogWriter() {
+        return null;
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {}
+
+    @Override
+    public int getLoginTimeout() {
+        return 0;
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        throw new SQLFeatureNotSupportedException();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        throw new SQLException("not a wrapper");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) {
+        return false;
+    }
+}
