@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.time.Duration;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -37,7 +38,7 @@ public final class BenchMain {
     public static void main(String[] args) throws Exception {
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
-            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory]\n"
+            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown]\n"
                     + "  --quick  the whole suite in a few minutes on 2 cores (default)\n"
                     + "  --full   more forks and iterations: tighter error bars\n"
                     + "  --only   run just these sections (for working on one figure)");
@@ -67,6 +68,9 @@ public final class BenchMain {
         }
         if (wanted("memory")) {
             memory();
+        }
+        if (wanted("shutdown")) {
+            shutdownRace();
         }
         results.put("targets", targets);
         results.put("suiteSeconds", (System.nanoTime() - start) / 1e9);
@@ -158,6 +162,22 @@ public final class BenchMain {
                 "method", "used heap after 5 System.gc() calls, difference over 1,000,000 queued writes sharing one payload"));
         table.add(String.format("memory: %.1f bytes retained per queued write (beyond its payload)", perWrite));
         target("bytes per queued write", perWrite, "<= 150", perWrite <= 150);
+    }
+
+    private void shutdownRace() throws Exception {
+        int turns = 200_000;
+        Duration budget = Duration.ofSeconds(5);
+        System.out.println("running the shutdown race (2 x " + budget.toSeconds() + " s) ...");
+        ShutdownRace.Result batched = ShutdownRace.run(turns, 256, budget);
+        ShutdownRace.Result single = ShutdownRace.run(turns, 1, budget);
+        double ratio = batched.persisted() / (double) Math.max(1, single.persisted());
+        results.put("shutdownRace", entry("queuedTurns", turns, "budgetSeconds", budget.toSeconds(),
+                "persistedBatched", batched.persisted(), "persistedBatchSize1", single.persisted(),
+                "peer", "the same SQLite store with maxBatchSize 1", "ratio", ratio,
+                "reportBatched", batched.report().toString(), "reportBatchSize1", single.report().toString()));
+        table.add(String.format("shutdown race, %,d turns queued, %d s budget: %,d persisted batched vs %,d one per "
+                + "transaction (%.1fx)", turns, budget.toSeconds(), batched.persisted(), single.persisted(), ratio));
+        target("writes persisted within the shutdown budget, batched vs batch size 1", ratio, ">= 20x", ratio >= 20);
     }
 
     // ---- helpers -----------------------------------------------------------------------------
