@@ -8,6 +8,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.Turn;
 import dev.memlife.agent.AgentMemory;
+import dev.memlife.agent.TeardownListener;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.testing.FailingProvider;
@@ -50,13 +51,61 @@ class GatewayStressTest {
     /** One agent the factory made, with what its turns were told about their writes. */
     private static final class Tracked {
         final AgentMemory agent;
-        final RecordingProvider provider;
+        final StrictProvider provider;
         final AtomicLong accepted = new AtomicLong();
         final AtomicLong refused = new AtomicLong();
+        /** Teardowns that won the claim and ran, seen by the agent's listener. */
+        final AtomicLong teardownsRun;
 
-        Tracked(AgentMemory agent, RecordingProvider provider) {
+        Tracked(AgentMemory agent, StrictProvider provider, AtomicLong teardownsRun) {
             this.agent = agent;
             this.provider = provider;
+            this.teardownsRun = teardownsRun;
+        }
+    }
+
+    /** Records, and flags any provider call the lifecycle forbids: shutdown during extraction, any hook after shutdown. */
+    private static final class StrictProvider extends RecordingProvider {
+        final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
+        private final AtomicLong extracting = new AtomicLong();
+        private volatile boolean shutDown;
+
+        StrictProvider() {
+            super("strict");
+        }
+
+        @Override
+        public void syncTurn(Turn turn) {
+            check("syncTurn");
+            super.syncTurn(turn);
+        }
+
+        @Override
+        public void onSessionEnd(List<Message> messages) {
+            check("onSessionEnd");
+            extracting.incrementAndGet();
+            try {
+                Thread.yield(); // widen the window in which a wrong shutdown would overlap
+                super.onSessionEnd(messages);
+            } finally {
+                extracting.decrementAndGet();
+            }
+        }
+
+        @Override
+        public void shutdown() {
+            check("shutdown");
+            if (extracting.get() > 0) {
+                violations.add("shutdown during extraction");
+            }
+            shutDown = true;
+            super.shutdown();
+        }
+
+        private void check(String hook) {
+            if (shutDown) {
+                violations.add(hook + " after shutdown");
+            }
         }
     }
 
@@ -154,13 +203,19 @@ class GatewayStressTest {
             Duration drain) {
         Tracked[] made = new Tracked[1];
         try (AgentLease lease = gateway.acquire(key, k -> {
-            RecordingProvider provider = new RecordingProvider("rec");
+            StrictProvider provider = new StrictProvider();
             MemoryManager manager = MemoryManager.builder().drainTimeout(drain).build();
             manager.addProvider(provider);
             if (random.nextInt(4) == 0) {
                 manager.addProvider(FailingProvider.failingWrites("flaky", turn -> turn.userContent().endsWith("7")));
             }
-            made[0] = new Tracked(new AgentMemory(manager), provider);
+            AtomicLong teardownsRun = new AtomicLong();
+            AgentMemory agent = AgentMemory.builder(manager).listener((a, mode, phase) -> {
+                if (phase == TeardownListener.Phase.FLUSH) {
+                    teardownsRun.incrementAndGet();
+                }
+            }).build();
+            made[0] = new Tracked(agent, provider, teardownsRun);
             agents.add(made[0]);
             return made[0].agent;
         })) {
@@ -199,6 +254,8 @@ class GatewayStressTest {
             await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(WAIT)
                     .until(() -> t.provider.turns().size() + abandoned >= t.accepted.get());
 
+            assertThat(t.teardownsRun).as("teardowns run on %s", t.agent).hasValue(1);
+            assertThat(t.provider.violations).as("lifecycle violations of %s", t.agent).isEmpty();
             assertThat(t.provider.count("shutdown")).as("shutdowns of %s", t.agent).isEqualTo(1);
             assertThat(t.provider.count("on_session_end")).as("extractions of %s", t.agent).isLessThanOrEqualTo(1);
             assertThat(report.submitted() - report.rejected()).as("accepted by %s: %s", t.agent, report)
