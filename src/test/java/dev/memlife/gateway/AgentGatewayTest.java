@@ -136,23 +136,20 @@ class AgentGatewayTest {
     @Test
     void evictionRunsOnAHousekeepingThreadNotTheCallers() throws Exception {
         AtomicReference<String> thread = new AtomicReference<>();
-        RecordingProvider provider = new RecordingProvider("rec") {
-            @Override
-            public void shutdown() {
-                thread.set(Thread.currentThread().getName());
-                super.shutdown();
-            }
-        };
-        AgentMemory agent = agent(provider);
+        RecordingProvider provider = new RecordingProvider("rec");
+        MemoryManager manager = MemoryManager.builder().build();
+        manager.addProvider(provider);
+        AgentMemory agent = AgentMemory.builder(manager)
+                .listener((a, mode, phase) -> thread.compareAndSet(null, Thread.currentThread().getName()))
+                .build();
         agent.append(Message.user("hi"));
         gateway.put("k", agent);
 
         TeardownResult result = gateway.evict("k").teardown().orElseThrow().get(10, TimeUnit.SECONDS);
 
         assertThat(result.requested()).isEqualTo(TeardownMode.COMMIT_THEN_RELEASE);
+        assertThat(thread.get()).startsWith("memlife-housekeeping-gateway-");
         assertThat(agent.transcript()).isEmpty();
-        // the manager shuts providers down on a thread of its own, started by the housekeeping thread
-        assertThat(thread.get()).isNotEqualTo(Thread.currentThread().getName());
         assertThat(provider.sessionEnds()).containsExactly(List.of(Message.user("hi")));
     }
 
