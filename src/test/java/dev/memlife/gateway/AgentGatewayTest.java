@@ -113,7 +113,7 @@ class AgentGatewayTest {
             assertThat(gateway.sweepIdle()).containsExactly("idle");
 
             awaitShutdown(idle);
-            assertThat(gateway.peek("busy")).isPresent();
+            assertThat(gateway.peek("busy")).contains(lease.agent());
             assertThat(busy.events()).isEmpty();
         }
         clock.advance(Duration.ofHours(1));
@@ -169,6 +169,7 @@ class AgentGatewayTest {
         RecordingProvider provider = new RecordingProvider("rec");
         try (AgentLease lease = gateway.acquire("k", key -> agent(provider))) {
             assertThat(gateway.evict("k").status()).isEqualTo(EvictionOutcome.Status.BUSY);
+            assertThat(lease.agent().isOpen()).isTrue();
         }
         assertThat(provider.events()).isEmpty();
         assertThat(gateway.evict("k").status()).isEqualTo(EvictionOutcome.Status.EVICTED);
