@@ -1,7 +1,6 @@
 package dev.memlife.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
@@ -32,8 +31,9 @@ import org.junit.jupiter.api.Timeout;
  * Randomized interleavings of turn writes, {@code /reset}, eviction, idle sweeps, direct teardowns
  * and gateway stop over a few keys from several threads. After each run: every agent ever created
  * was torn down and every provider shut down exactly once, extraction ran at most once per agent,
- * and every accepted write was delivered or reported abandoned — the drain reports account for all
- * of them. Runs go on up to a count or a time budget (at least {@link #MIN_RUNS}). A failing run names its seed; rerun it with {@code -Dmemlife.stress.seed=<seed>
+ * and every accepted write was delivered or reported (abandoned, or failed when a zero drain cut it
+ * off mid-write) — the drain reports account for all of them, and with a drain that has time every
+ * accepted write reaches the store. Runs go on up to a count or a time budget (at least {@link #MIN_RUNS}). A failing run names its seed; rerun it with {@code -Dmemlife.stress.seed=<seed>
  * -Dmemlife.stress.runs=1} (the operations repeat; the thread schedule does not).
  */
 class GatewayStressTest {
@@ -171,7 +171,7 @@ class GatewayStressTest {
 
         GatewayStopReport stop = gateway.stop(WAIT);
         assertThat(stop.completed()).as("stop report %s", stop).isTrue();
-        return check(agents);
+        return check(agents, drain);
     }
 
     private static void step(Random random, AgentGateway gateway, ManualClock clock,
@@ -243,36 +243,39 @@ class GatewayStressTest {
     }
 
     /** @return the writes accepted over all agents */
-    private static long check(ConcurrentLinkedQueue<Tracked> agents) {
+    private static long check(ConcurrentLinkedQueue<Tracked> agents, Duration drain) {
         long accepted = 0;
         long accounted = 0;
         for (Tracked t : agents) {
             TeardownResult result = t.agent.awaitTeardown(WAIT).orElseThrow(
                     () -> new AssertionError("agent never torn down: " + t.agent));
             DrainReport report = result.drainReport().orElseThrow();
-            long abandoned = report.abandoned();
-            await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(WAIT)
-                    .until(() -> t.provider.turns().size() + abandoned >= t.accepted.get());
+            long mine = t.accepted.get();
+            accepted += mine;
+            accounted += report.delivered() + report.failed() + report.abandoned() + report.stillRunning();
 
             assertThat(t.teardownsRun).as("teardowns run on %s", t.agent).hasValue(1);
             assertThat(t.provider.violations).as("lifecycle violations of %s", t.agent).isEmpty();
             assertThat(t.provider.count("shutdown")).as("shutdowns of %s", t.agent).isEqualTo(1);
             assertThat(t.provider.count("on_session_end")).as("extractions of %s", t.agent).isLessThanOrEqualTo(1);
-            assertThat(report.submitted() - report.rejected()).as("accepted by %s: %s", t.agent, report)
-                    .isEqualTo(t.accepted.get());
-            assertThat(t.agent.memory().rejectedWrites()).isEqualTo(t.refused.get());
+            assertThat(report.submitted() - report.rejected()).as("writes accepted by %s: %s", t.agent, report)
+                    .isEqualTo(mine);
+            assertThat(t.agent.memory().rejectedWrites()).as("writes refused by %s", t.agent)
+                    .isEqualTo(t.refused.get());
             Set<String> delivered = new HashSet<>();
             for (Turn turn : t.provider.turns()) {
                 delivered.add(turn.writeId());
             }
-            Set<String> all = new HashSet<>(delivered);
-            all.addAll(report.abandonedWriteIds());
-            assertThat(all).as("delivered or abandoned, never both, of %s", t.agent)
-                    .hasSize(delivered.size() + report.abandonedWriteIds().size());
-            assertThat((long) all.size()).as("every accepted write of %s accounted for", t.agent)
-                    .isEqualTo(t.accepted.get());
-            accepted += t.accepted.get();
-            accounted += report.delivered() + report.failed() + report.abandoned() + report.stillRunning();
+            Set<String> both = new HashSet<>(report.abandonedWriteIds());
+            both.retainAll(delivered);
+            assertThat(both).as("writes of %s both abandoned and delivered", t.agent).isEmpty();
+            assertThat((long) delivered.size()).as("deliveries to %s within what was not abandoned: %s", t.agent,
+                    report).isBetween(report.delivered(), mine - report.abandoned());
+            if (!drain.isZero()) {
+                // Flushed first and then given time to drain: every accepted write reached the store.
+                assertThat(report.drainedCompletely()).as("drain of %s: %s", t.agent, report).isTrue();
+                assertThat((long) delivered.size()).as("deliveries to %s: %s", t.agent, report).isEqualTo(mine);
+            }
         }
         assertThat(accounted).as("drain reports sum to the accepted writes").isEqualTo(accepted);
         return accepted;
