@@ -185,7 +185,7 @@ public final class AgentMemory implements SessionCommitter {
         };
         try {
             executor.execute(work);
-        } catch (RuntimeException refused) {
+        } catch (RuntimeException | Error refused) { // e.g. rejected, or no thread could be started
             LOG.warn("agent '{}': executor refused the {} teardown ({}); running it on this thread", name(), mode,
                     refused.toString());
             work.run();

@@ -196,6 +196,20 @@ class AgentMemoryTest {
     }
 
     @Test
+    void tearDownAsyncRunsOnTheCallerWhenTheExecutorCannotStartAThread() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        AgentMemory agent = new AgentMemory(manager(provider));
+
+        CompletableFuture<TeardownResult> result = agent.tearDownAsync(TeardownMode.RELEASE, r -> {
+            throw new OutOfMemoryError("unable to create native thread (simulated)");
+        });
+
+        assertThat(result.join().ran()).isTrue();
+        assertThat(agent.isTornDown()).isTrue();
+        assertThat(provider.events()).containsExactly("shutdown");
+    }
+
+    @Test
     void tearDownAsyncClaimsOnTheCallersThreadBeforeTheWorkRuns() {
         RecordingProvider provider = new RecordingProvider("rec");
         AgentMemory agent = new AgentMemory(manager(provider));
