@@ -1,0 +1,452 @@
+package dev.memlife.agent;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.Message;
+import dev.memlife.agent.TeardownListener.Phase;
+import dev.memlife.agent.TeardownResult.Extraction;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One agent's memory: its {@link MemoryManager}, its session transcript, and the once-only
+ * teardown claim.
+ *
+ * <p><b>The claim.</b> Exactly one teardown ever touches the providers. {@link #release()},
+ * {@link #commitThenRelease()} and {@link #close()} each try to claim the agent by one CAS
+ * <em>before doing any work</em>; the winner runs its {@link TeardownMode mode} (flush the queued
+ * writes, bounded; extract if the mode does; shut the manager down), every loser returns at once
+ * with a result naming the owner, and never waits for it ({@link #awaitTeardown} is the explicit
+ * way to wait). So a soft release that arrives while a hard close is still flushing or extracting
+ * does nothing to the providers. Every mode flushes before the shutdown: a soft release never
+ * cancels a write the agent already accepted, whatever the manager's drain timeout.
+ *
+ * <p>The transcript handed to extraction is a snapshot taken when the claim is won; clearing the
+ * transcript afterwards never changes it. {@link #commitSession()} (a {@link SessionCommitter})
+ * extracts without tearing down; a teardown claimed meanwhile waits for a running commit before it
+ * shuts the providers down, so no provider is shut down under a running extraction.
+ *
+ * <p>This class is thread-safe: every method may be called from any thread at any time.
+ */
+public final class AgentMemory implements SessionCommitter {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AgentMemory.class);
+
+    /** The teardown claim's states; they move only forward, by CAS on {@link #lifecycle}. */
+    enum State {
+        /** No teardown claimed: the agent is in use and may commit. */
+        OPEN,
+        /** A teardown won the claim and is working; every other teardown returns at once. */
+        TEARING_DOWN,
+        /** The claimed teardown is over; its result completes {@link #teardown}. */
+        TORN_DOWN
+    }
+
+    /** A state and the mode that claimed it (null while open); compared by identity in the CAS. */
+    private record Lifecycle(State state, TeardownMode owner) {}
+
+    private static final Lifecycle OPEN = new Lifecycle(State.OPEN, null);
+
+    private final MemoryManager manager;
+    private final Duration flushTimeout;
+    private final long extractionTimeoutNanos;
+    private final ThreadFactory extractionThreads;
+    private final TeardownListener listener;
+
+    /** Guarded by itself. */
+    private final List<Message> transcript = new ArrayList<>();
+    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(OPEN);
+    /** Completed once, by the winning teardown, after {@link #lifecycle} reached TORN_DOWN. */
+    private final CompletableFuture<TeardownResult> teardown = new CompletableFuture<>();
+    /** Held by a running {@link #commitSession()}; a teardown takes it before extraction and shutdown. */
+    private final ReentrantLock commitLock = new ReentrantLock();
+
+    /** An agent over {@code manager} with every default of {@link Builder}. */
+    public AgentMemory(MemoryManager manager) {
+        this(new Builder(manager));
+    }
+
+    private AgentMemory(Builder b) {
+        this.manager = b.manager;
+        this.flushTimeout = b.flushTimeout;
+        this.extractionTimeoutNanos = b.extractionTimeout.toNanos();
+        this.extractionThreads = b.threadFactory != null ? b.threadFactory : defaultThreads(manager.name());
+        this.listener = b.listener;
+    }
+
+    /** A builder for an agent over {@code manager}, which the agent then owns. */
+    public static Builder builder(MemoryManager manager) {
+        return new Builder(manager);
+    }
+
+    /** The manager this agent owns: hand turns to it with {@link MemoryManager#syncAll}. */
+    public MemoryManager memory() {
+        return manager;
+    }
+
+    /** The manager's name. */
+    public String name() {
+        return manager.name();
+    }
+
+    // ---- transcript ----------------------------------------------------------------------------
+
+    /** Appends a message to the session transcript. */
+    public void append(Message message) {
+        requireNonNull(message, "message");
+        synchronized (transcript) {
+            transcript.add(message);
+        }
+    }
+
+    /** A snapshot of the session transcript; later changes to the transcript do not show in it. */
+    public List<Message> transcript() {
+        synchronized (transcript) {
+            return List.copyOf(transcript);
+        }
+    }
+
+    /** Empties the session transcript; snapshots already taken (by extraction, too) keep theirs. */
+    public void clearTranscript() {
+        synchronized (transcript) {
+            transcript.clear();
+        }
+    }
+
+    // ---- teardown ------------------------------------------------------------------------------
+
+    /** {@link #tearDown tearDown}({@link TeardownMode#RELEASE}): flush, then shut down; no extraction. */
+    public TeardownResult release() {
+        return tearDown(TeardownMode.RELEASE);
+    }
+
+    /** {@link #tearDown tearDown}({@link TeardownMode#COMMIT_THEN_RELEASE}): flush, extract, then shut down. */
+    public TeardownResult commitThenRelease() {
+        return tearDown(TeardownMode.COMMIT_THEN_RELEASE);
+    }
+
+    /** {@link #tearDown tearDown}({@link TeardownMode#CLOSE}): the hard close at a session boundary. */
+    public TeardownResult close() {
+        return tearDown(TeardownMode.CLOSE);
+    }
+
+    /**
+     * Claims the teardown for {@code mode} and, if this call wins, runs it on this thread: flush
+     * (waits at most the flush timeout), wait for a running {@link #commitSession} (at most the
+     * flush plus extraction timeouts), extract if the mode does (at most the extraction timeout),
+     * then the manager's bounded {@link MemoryManager#shutdownAll() shutdown}. If another teardown
+     * owns the agent, returns at once and touches nothing. An interrupt cuts the waits short (the
+     * manager then abandons and reports what it could not drain) and stays set.
+     */
+    public TeardownResult tearDown(TeardownMode mode) {
+        requireNonNull(mode, "mode");
+        if (!claim(mode)) {
+            return ownedByOther(mode);
+        }
+        return runClaimed(mode, transcript());
+    }
+
+    /**
+     * Claims the teardown for {@code mode} on this thread, now, and runs the work on {@code
+     * executor}; never waits. If another teardown owns the agent, the future is already complete
+     * with a result saying so. If the executor refuses the work, it runs on this thread instead, so
+     * a claim is never left without its work.
+     *
+     * @return the teardown's result, completed exceptionally only if the manager's shutdown threw
+     */
+    public CompletableFuture<TeardownResult> tearDownAsync(TeardownMode mode, Executor executor) {
+        requireNonNull(mode, "mode");
+        requireNonNull(executor, "executor");
+        if (!claim(mode)) {
+            return CompletableFuture.completedFuture(ownedByOther(mode));
+        }
+        List<Message> snapshot = transcript();
+        CompletableFuture<TeardownResult> result = new CompletableFuture<>();
+        Runnable work = () -> {
+            try {
+                result.complete(runClaimed(mode, snapshot));
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        };
+        try {
+            executor.execute(work);
+        } catch (RuntimeException | Error refused) { // e.g. rejected, or no thread could be started
+            LOG.warn("agent '{}': executor refused the {} teardown ({}); running it on this thread", name(), mode,
+                    refused.toString());
+            work.run();
+        }
+        return result;
+    }
+
+    /**
+     * Waits until the teardown that owns this agent (whichever mode claimed it, now or later) has
+     * finished, for at most {@code timeout}.
+     *
+     * @return the owner's result; empty on timeout, or on interrupt (the interrupt flag is restored)
+     * @throws IllegalStateException if the owning teardown failed with an exception
+     */
+    public Optional<TeardownResult> awaitTeardown(Duration timeout) {
+        requireNonNull(timeout, "timeout");
+        try {
+            return Optional.of(teardown.get(Math.max(0, saturatedNanos(timeout)), TimeUnit.NANOSECONDS));
+        } catch (TimeoutException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("teardown of agent '" + name() + "' failed", e.getCause());
+        }
+    }
+
+    /** True while no teardown has been claimed. */
+    public boolean isOpen() {
+        return lifecycle.get().state() == State.OPEN;
+    }
+
+    /** True once the claimed teardown has finished. */
+    public boolean isTornDown() {
+        return lifecycle.get().state() == State.TORN_DOWN;
+    }
+
+    /** The mode of the teardown that claimed this agent, if one did. */
+    public Optional<TeardownMode> teardownOwner() {
+        return Optional.ofNullable(lifecycle.get().owner());
+    }
+
+    // ---- commit without teardown -----------------------------------------------------------------
+
+    /**
+     * Commits the session's memory without tearing anything down: flushes the queued writes (at
+     * most the flush timeout; a flush that times out is logged and the commit goes on) and runs
+     * end-of-session extraction over a snapshot of the transcript (at most the extraction timeout).
+     * Waits for another running commit first; an interrupt while waiting throws.
+     *
+     * @throws IllegalStateException if a teardown has been claimed, or extraction could not run
+     * @throws TimeoutException if extraction did not finish within the extraction timeout (it goes
+     *     on detached; the session should stay uncommitted)
+     * @throws InterruptedException if interrupted while waiting for another commit
+     */
+    @Override
+    public void commitSession() throws Exception {
+        checkOpen("commitSession");
+        commitLock.lockInterruptibly();
+        try {
+            checkOpen("commitSession");
+            List<Message> snapshot = transcript();
+            flush("commitSession");
+            Extraction extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, extractionTimeoutNanos);
+            switch (extraction) {
+                case COMPLETED:
+                    return;
+                case TIMED_OUT:
+                    throw new TimeoutException("extraction of agent '" + name() + "' did not finish within "
+                            + TimeUnit.NANOSECONDS.toMillis(extractionTimeoutNanos) + " ms");
+                case FAILED:
+                    throw new IllegalStateException("extraction of agent '" + name() + "' could not run");
+                default:
+                    throw new IllegalStateException("unexpected extraction outcome " + extraction);
+            }
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    // ---- machinery -------------------------------------------------------------------------------
+
+    private boolean claim(TeardownMode mode) {
+        return lifecycle.compareAndSet(OPEN, new Lifecycle(State.TEARING_DOWN, mode));
+    }
+
+    private TeardownResult ownedByOther(TeardownMode requested) {
+        TeardownMode owner = lifecycle.get().owner();
+        LOG.debug("agent '{}': {} did nothing; the {} teardown owns the agent", name(), requested, owner);
+        return TeardownResult.ownedByOther(name(), requested, owner);
+    }
+
+    /** The winner's work. Whatever happens, the claim ends TORN_DOWN and {@link #teardown} completes. */
+    private TeardownResult runClaimed(TeardownMode mode, List<Message> snapshot) {
+        TeardownResult result = null;
+        Throwable failure = null;
+        try {
+            phase(mode, Phase.FLUSH);
+            boolean flushed = flush(mode.name());
+            boolean locked = awaitRunningCommit();
+            try {
+                Extraction extraction = Extraction.NOT_RUN;
+                if (mode.extracts()) {
+                    phase(mode, Phase.EXTRACT);
+                    extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, extractionTimeoutNanos);
+                }
+                phase(mode, Phase.SHUTDOWN);
+                result = TeardownResult.ran(name(), mode, flushed, extraction, manager.shutdownAll());
+            } finally {
+                if (locked) {
+                    commitLock.unlock();
+                }
+            }
+            phase(mode, Phase.DONE);
+            return result;
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            throw e;
+        } finally {
+            lifecycle.set(new Lifecycle(State.TORN_DOWN, mode));
+            if (result != null) {
+                teardown.complete(result);
+            } else {
+                teardown.completeExceptionally(failure != null ? failure : new IllegalStateException("no result"));
+            }
+        }
+    }
+
+    private boolean flush(String what) {
+        boolean flushed = manager.flushPending(flushTimeout);
+        if (!flushed) {
+            LOG.warn("agent '{}': {} could not flush the queued writes within {} ms ({} still pending); the "
+                    + "manager's drain takes over", name(), what, flushTimeout.toMillis(), manager.pendingWrites());
+        }
+        return flushed;
+    }
+
+    /** Takes the commit lock, waiting at most flush + extraction timeouts; false if not taken. */
+    private boolean awaitRunningCommit() {
+        long budget = saturatedNanos(flushTimeout) + extractionTimeoutNanos;
+        try {
+            if (commitLock.tryLock(budget < 0 ? Long.MAX_VALUE : budget, TimeUnit.NANOSECONDS)) {
+                return true;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.warn("agent '{}': a session commit is still running; shutting down without waiting longer", name());
+        return false;
+    }
+
+    private void phase(TeardownMode mode, Phase phase) {
+        try {
+            listener.onPhase(this, mode, phase);
+        } catch (VirtualMachineError fatal) {
+            throw fatal;
+        } catch (Throwable t) {
+            LOG.warn("agent '{}': teardown listener failed at {} of {}; ignored", name(), phase, mode, t);
+        }
+    }
+
+    private void checkOpen(String method) {
+        Lifecycle now = lifecycle.get();
+        switch (now.state()) {
+            case OPEN:
+                return;
+            case TEARING_DOWN:
+            case TORN_DOWN:
+                throw new IllegalStateException("agent '" + name() + "' is " + now.state() + " (" + now.owner()
+                        + "); " + method + " refused");
+            default:
+                throw new IllegalStateException("unknown state " + now.state());
+        }
+    }
+
+    private static ThreadFactory defaultThreads(String managerName) {
+        AtomicInteger count = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "memlife-extract-" + managerName + "-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    @Override
+    public String toString() {
+        Lifecycle now = lifecycle.get();
+        return "AgentMemory[" + name() + ", " + now.state() + (now.owner() == null ? "" : " by " + now.owner()) + "]";
+    }
+
+    /**
+     * Settings for an {@link AgentMemory}. Setters check their argument; {@link #build()} copies
+     * them, so a reused builder never changes an agent it already built. Not thread-safe.
+     */
+    public static final class Builder {
+
+        /** Default longest wait for the queued writes before extraction and shutdown, in milliseconds. */
+        public static final long DEFAULT_FLUSH_TIMEOUT_MILLIS = 10_000;
+        /** Default longest wait for end-of-session extraction, in milliseconds. */
+        public static final long DEFAULT_EXTRACTION_TIMEOUT_MILLIS = 60_000;
+
+        private final MemoryManager manager;
+        private Duration flushTimeout = Duration.ofMillis(DEFAULT_FLUSH_TIMEOUT_MILLIS);
+        private Duration extractionTimeout = Duration.ofMillis(DEFAULT_EXTRACTION_TIMEOUT_MILLIS);
+        private ThreadFactory threadFactory;
+        private TeardownListener listener = TeardownListener.NONE;
+
+        private Builder(MemoryManager manager) {
+            this.manager = requireNonNull(manager, "manager");
+        }
+
+        /**
+         * How long a teardown or commit waits for the queued writes; default {@value
+         * #DEFAULT_FLUSH_TIMEOUT_MILLIS} ms. Zero skips the wait (the manager's drain still runs).
+         */
+        public Builder flushTimeout(Duration flushTimeout) {
+            requireNonNull(flushTimeout, "flushTimeout");
+            if (flushTimeout.isNegative()) {
+                throw new IllegalArgumentException("flushTimeout must not be negative, was " + flushTimeout);
+            }
+            this.flushTimeout = flushTimeout;
+            return this;
+        }
+
+        /** How long extraction may take before it is left running detached; default {@value #DEFAULT_EXTRACTION_TIMEOUT_MILLIS} ms. */
+        public Builder extractionTimeout(Duration extractionTimeout) {
+            requireNonNull(extractionTimeout, "extractionTimeout");
+            if (extractionTimeout.isNegative() || extractionTimeout.isZero()) {
+                throw new IllegalArgumentException("extractionTimeout must be positive, was " + extractionTimeout);
+            }
+            this.extractionTimeout = extractionTimeout;
+            return this;
+        }
+
+        /**
+         * Makes the threads extraction runs on (one per extraction). By default daemon threads named
+         * {@code memlife-extract-<manager name>-<n>}; a custom factory should make daemon threads too.
+         */
+        public Builder threadFactory(ThreadFactory threadFactory) {
+            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+            return this;
+        }
+
+        /** Observes the phases of the teardown; default none. */
+        public Builder listener(TeardownListener listener) {
+            this.listener = requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /** A new agent with these settings; it owns the manager from now on. */
+        public AgentMemory build() {
+            return new AgentMemory(this);
+        }
+    }
+}

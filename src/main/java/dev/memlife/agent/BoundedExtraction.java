@@ -1,0 +1,63 @@
+package dev.memlife.agent;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.Message;
+import dev.memlife.agent.TeardownResult.Extraction;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a manager's end-of-session extraction on a thread of its own and waits for it at most a
+ * timeout, so a provider that hangs in {@code onSessionEnd} cannot hold the calling thread (a
+ * housekeeping worker) forever. An extraction still running at the timeout is left to finish
+ * detached on its (daemon) thread, and reported.
+ */
+final class BoundedExtraction {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AgentMemory.class);
+
+    private BoundedExtraction() {}
+
+    /**
+     * Waits at most {@code timeoutNanos} for the extraction; an interrupt ends the wait early, is
+     * reported as {@link Extraction#TIMED_OUT} and leaves the interrupt flag set.
+     */
+    static Extraction run(MemoryManager manager, List<Message> transcript, ThreadFactory threads, long timeoutNanos) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Thread thread = threads.newThread(() -> {
+            try {
+                manager.onSessionEnd(transcript);
+                done.complete(null);
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        if (thread == null) {
+            LOG.warn("agent '{}': thread factory returned null; extraction not run", manager.name());
+            return Extraction.FAILED;
+        }
+        thread.start();
+        try {
+            done.get(timeoutNanos, TimeUnit.NANOSECONDS);
+            return Extraction.COMPLETED;
+        } catch (TimeoutException e) {
+            LOG.warn("agent '{}': end-of-session extraction did not return within {} ms; left running detached on {}",
+                    manager.name(), TimeUnit.NANOSECONDS.toMillis(timeoutNanos), thread.getName());
+            return Extraction.TIMED_OUT;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            LOG.warn("agent '{}': interrupted while waiting for end-of-session extraction; left running detached",
+                    manager.name());
+            return Extraction.TIMED_OUT;
+        } catch (ExecutionException e) {
+            LOG.warn("agent '{}': end-of-session extraction could not run", manager.name(), e.getCause());
+            return Extraction.FAILED;
+        }
+    }
+}

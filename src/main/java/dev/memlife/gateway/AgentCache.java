@@ -1,0 +1,213 @@
+package dev.memlife.gateway;
+
+import dev.memlife.Clock;
+import dev.memlife.agent.AgentMemory;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+
+/**
+ * The gateway's map of session key to agent, in least-recently-used order, with the lease counts
+ * that mark an agent busy. Pure bookkeeping under one lock: it decides which entries leave the map
+ * and hands them back; it never tears an agent down itself and never calls out while locked.
+ */
+final class AgentCache {
+
+    /** One cached agent. Mutable fields are guarded by the cache's lock. */
+    static final class Entry {
+        final String key;
+        final AgentMemory agent;
+        /** Leases held right now; an entry with leases is busy (mid-turn) and never evicted. */
+        int leases;
+        /** When the entry was last leased or released, by the cache's clock. */
+        long lastUsedNanos;
+
+        Entry(String key, AgentMemory agent, long now) {
+            this.key = key;
+            this.agent = agent;
+            this.lastUsedNanos = now;
+        }
+    }
+
+    /** What {@link #removeIfIdle} found. */
+    enum Removal { REMOVED, NOT_CACHED, BUSY }
+
+    private final int capacity;
+    private final long idleTtlNanos;
+    private final Clock clock;
+    private final Object lock = new Object();
+    /** Access-ordered: iteration starts at the least recently used entry. Guarded by lock. */
+    private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
+    /** Set once by {@link #stop}; after it nothing enters the map. Guarded by lock. */
+    private boolean stopped;
+
+    AgentCache(int capacity, long idleTtlNanos, Clock clock) {
+        this.capacity = capacity;
+        this.idleTtlNanos = idleTtlNanos;
+        this.clock = clock;
+    }
+
+    /**
+     * Leases the cached agent for {@code key} if it is still open; an entry whose agent has been
+     * claimed by a teardown is dropped into {@code left} instead.
+     *
+     * @return the leased entry, or null if there is none (or it was dropped)
+     * @throws IllegalStateException if the cache is stopped
+     */
+    Entry leaseExisting(String key, List<Entry> left) {
+        synchronized (lock) {
+            checkRunning();
+            Entry e = entries.get(key);
+            if (e != null && !e.agent.isOpen()) {
+                entries.remove(key);
+                left.add(e);
+                return null;
+            }
+            if (e != null) {
+                e.leases++;
+                e.lastUsedNanos = clock.nanoTime();
+            }
+            return e;
+        }
+    }
+
+    /**
+     * Inserts {@code agent} leased once, unless an open agent got there first (that one is leased
+     * and returned instead). Entries pushed out by the capacity, or a claimed one replaced, go to
+     * {@code left}.
+     *
+     * @return the leased entry, or null if the cache is stopped
+     */
+    Entry insertLeased(String key, AgentMemory agent, List<Entry> left) {
+        synchronized (lock) {
+            if (stopped) {
+                return null;
+            }
+            Entry existing = entries.get(key);
+            if (existing != null && existing.agent.isOpen()) {
+                existing.leases++;
+                existing.lastUsedNanos = clock.nanoTime();
+                return existing;
+            }
+            Entry e = put(key, agent, left);
+            e.leases++;
+            return e;
+        }
+    }
+
+    /**
+     * Puts {@code agent} under {@code key}; a different agent it replaces, and entries pushed out
+     * by the capacity, go to {@code left}.
+     *
+     * @return false if the cache is stopped
+     */
+    boolean putAgent(String key, AgentMemory agent, List<Entry> left) {
+        synchronized (lock) {
+            if (stopped) {
+                return false;
+            }
+            put(key, agent, left);
+            return true;
+        }
+    }
+
+    private Entry put(String key, AgentMemory agent, List<Entry> left) {
+        Entry previous = entries.get(key);
+        if (previous != null && previous.agent == agent) {
+            previous.lastUsedNanos = clock.nanoTime();
+            return previous;
+        }
+        Entry e = new Entry(key, agent, clock.nanoTime());
+        entries.put(key, e);
+        if (previous != null) {
+            left.add(previous);
+        }
+        Iterator<Entry> lru = entries.values().iterator();
+        while (entries.size() > capacity && lru.hasNext()) {
+            Entry candidate = lru.next();
+            if (candidate != e && candidate.leases == 0) {
+                lru.remove();
+                left.add(candidate);
+            }
+        }
+        return e;
+    }
+
+    /** Ends one lease of {@code e}; harmless if the entry has left the map meanwhile. */
+    void unlease(Entry e) {
+        synchronized (lock) {
+            e.leases--;
+            e.lastUsedNanos = clock.nanoTime();
+        }
+    }
+
+    /** Removes the entry for {@code key} whatever its leases; null if there is none. */
+    Entry remove(String key) {
+        synchronized (lock) {
+            return entries.remove(key);
+        }
+    }
+
+    /** Removes the entry for {@code key} into {@code left} unless it is busy. */
+    Removal removeIfIdle(String key, List<Entry> left) {
+        synchronized (lock) {
+            Entry e = entries.get(key);
+            if (e == null) {
+                return Removal.NOT_CACHED;
+            }
+            if (e.leases > 0) {
+                return Removal.BUSY;
+            }
+            entries.remove(key);
+            left.add(e);
+            return Removal.REMOVED;
+        }
+    }
+
+    /** Removes every entry that is not busy and was last used at least the idle TTL ago. */
+    List<Entry> removeIdle() {
+        List<Entry> idle = new ArrayList<>();
+        synchronized (lock) {
+            long now = clock.nanoTime();
+            for (Iterator<Entry> it = entries.values().iterator(); it.hasNext(); ) {
+                Entry e = it.next();
+                if (e.leases == 0 && now - e.lastUsedNanos >= idleTtlNanos) {
+                    it.remove();
+                    idle.add(e);
+                }
+            }
+        }
+        return idle;
+    }
+
+    /** Stops the cache for good and hands back every entry, busy or not. */
+    List<Entry> stop() {
+        synchronized (lock) {
+            stopped = true;
+            List<Entry> all = new ArrayList<>(entries.values());
+            entries.clear();
+            return all;
+        }
+    }
+
+    /** The agent cached for {@code key}, without leasing it; null if none. */
+    AgentMemory peek(String key) {
+        synchronized (lock) {
+            Entry e = entries.get(key);
+            return e == null ? null : e.agent;
+        }
+    }
+
+    int size() {
+        synchronized (lock) {
+            return entries.size();
+        }
+    }
+
+    private void checkRunning() {
+        if (stopped) {
+            throw new IllegalStateException("the agent gateway is stopped");
+        }
+    }
+}

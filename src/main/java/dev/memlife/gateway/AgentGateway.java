@@ -1,0 +1,461 @@
+package dev.memlife.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.Clock;
+import dev.memlife.agent.AgentMemory;
+import dev.memlife.agent.TeardownMode;
+import dev.memlife.agent.TeardownResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host side of agent memory: a cache of agents by session key, and every way an agent leaves
+ * it.
+ *
+ * <ul>
+ *   <li><b>Cleanup chokepoint.</b> Every path that ends a session's agent — {@link #reset}
+ *       ({@code /reset}, {@code /new}, session expiry) and {@link #stop} — hard-closes it through
+ *       one method, {@link AgentMemory#close() flush, extract, shut down}, on the housekeeping
+ *       executor.
+ *   <li><b>Eviction</b> (LRU cap, idle TTL, {@link #evict}) is soft ({@link Builder#evictionMode})
+ *       and runs on the housekeeping executor, never on the caller's thread; an agent under an
+ *       open {@link AgentLease} (mid-turn) is never evicted.
+ *   <li>The agent's teardown claim is taken on the caller's thread before the work is handed to
+ *       the executor, so when a reset stops waiting, any later eviction of the same agent finds the
+ *       close owning it and leaves the providers alone.
+ * </ul>
+ *
+ * <p>This class is thread-safe: every method may be called from any thread at any time.
+ */
+public final class AgentGateway {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AgentGateway.class);
+    /** Idle housekeeping threads end after this long; the next teardown starts one again. */
+    private static final long HOUSEKEEPING_KEEP_ALIVE_SECONDS = 30;
+
+    /** The gateway's lifecycle; moves only forward, by CAS on {@link #state}. */
+    enum State {
+        /** Serving: agents can be leased, put, evicted and reset. */
+        RUNNING,
+        /** {@link #stop} won the CAS and is closing every agent. */
+        STOPPING,
+        /** The stop is over; its report completes {@link #stopReport}. */
+        STOPPED
+    }
+
+    private final TeardownMode evictionMode;
+    private final Duration idleTtl;
+    private final long sweepIntervalNanos;
+    private final Duration resetTimeout;
+    private final Duration stopTimeout;
+    private final int maxAgents;
+    private final Clock clock;
+    private final AgentCache cache;
+    private final ThreadPoolExecutor housekeeping;
+    private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
+    private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
+    /** When the idle sweep last ran, by the gateway's clock; CAS so only one caller sweeps at a time. */
+    private final AtomicLong lastSweepNanos;
+
+    private AgentGateway(Builder b) {
+        this.evictionMode = b.evictionMode;
+        this.idleTtl = b.idleTtl;
+        this.sweepIntervalNanos = b.sweepInterval.toNanos();
+        this.resetTimeout = b.resetTimeout;
+        this.stopTimeout = b.stopTimeout;
+        this.maxAgents = b.maxAgents;
+        this.clock = b.clock;
+        this.cache = new AgentCache(b.maxAgents, saturatedNanos(b.idleTtl), b.clock);
+        this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
+        this.lastSweepNanos = new AtomicLong(b.clock.nanoTime());
+    }
+
+    /** A gateway with every default of {@link Builder}. */
+    public static AgentGateway create() {
+        return builder().build();
+    }
+
+    /** A builder for a gateway with settings other than the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    // ---- the cache -----------------------------------------------------------------------------
+
+    /**
+     * Leases the agent for {@code key}, creating it with {@code factory} (outside any lock) if none
+     * is cached or the cached one has been torn down. Close the lease when the turn is over. May
+     * run the idle sweep first (at most once per sweep interval); never waits for a teardown.
+     *
+     * @throws IllegalStateException if the gateway is stopped
+     * @throws NullPointerException if an argument is null or the factory returns null
+     */
+    public AgentLease acquire(String key, Function<? super String, ? extends AgentMemory> factory) {
+        requireNonNull(key, "key");
+        requireNonNull(factory, "factory");
+        maybeSweep();
+        List<AgentCache.Entry> left = new ArrayList<>();
+        AgentCache.Entry entry = cache.leaseExisting(key, left);
+        evictAll(left, "torn down elsewhere");
+        if (entry == null) {
+            AgentMemory fresh = requireNonNull(factory.apply(key), "factory returned null for key " + key);
+            left.clear();
+            entry = cache.insertLeased(key, fresh, left);
+            evictAll(left, "capacity " + maxAgents);
+            if (entry == null || entry.agent != fresh) {
+                fresh.tearDownAsync(TeardownMode.RELEASE, housekeeping); // never handed out: nothing to extract
+            }
+            if (entry == null) {
+                throw new IllegalStateException("the agent gateway is stopped; cannot lease key " + key);
+            }
+        }
+        return new AgentLease(cache, entry);
+    }
+
+    /**
+     * Caches {@code agent} under {@code key}; an agent it replaces is soft-evicted. May push the
+     * least recently used idle agents out, and run the idle sweep first.
+     *
+     * @throws IllegalArgumentException if the agent has already been claimed by a teardown
+     * @throws IllegalStateException if the gateway is stopped
+     */
+    public void put(String key, AgentMemory agent) {
+        requireNonNull(key, "key");
+        requireNonNull(agent, "agent");
+        if (!agent.isOpen()) {
+            throw new IllegalArgumentException("agent " + agent + " is already being torn down; not cached under " + key);
+        }
+        maybeSweep();
+        List<AgentCache.Entry> left = new ArrayList<>();
+        if (!cache.putAgent(key, agent, left)) {
+            throw new IllegalStateException("the agent gateway is stopped; cannot cache key " + key);
+        }
+        evictAll(left, "replaced or capacity " + maxAgents);
+    }
+
+    /** The agent cached for {@code key}, without leasing it. */
+    public Optional<AgentMemory> peek(String key) {
+        return Optional.ofNullable(cache.peek(requireNonNull(key, "key")));
+    }
+
+    /** How many agents are cached. */
+    public int size() {
+        return cache.size();
+    }
+
+    /**
+     * Evicts the agent for {@code key} unless it is mid-turn: it leaves the cache now, and its soft
+     * teardown runs on the housekeeping executor. An unknown key does nothing. Never waits.
+     */
+    public EvictionOutcome evict(String key) {
+        requireNonNull(key, "key");
+        List<AgentCache.Entry> left = new ArrayList<>(1);
+        AgentCache.Removal removal = cache.removeIfIdle(key, left);
+        switch (removal) {
+            case REMOVED:
+                return new EvictionOutcome(key, EvictionOutcome.Status.EVICTED, evictRemoved(left.get(0), "explicit"));
+            case BUSY:
+                return new EvictionOutcome(key, EvictionOutcome.Status.BUSY, null);
+            case NOT_CACHED:
+                return new EvictionOutcome(key, EvictionOutcome.Status.NOT_CACHED, null);
+            default:
+                throw new IllegalStateException("unknown removal " + removal);
+        }
+    }
+
+    /**
+     * Evicts every agent that is not mid-turn and has been idle for the idle TTL, by the gateway's
+     * clock. The teardowns run on the housekeeping executor; this call never waits for them.
+     *
+     * @return the keys evicted
+     */
+    public List<String> sweepIdle() {
+        lastSweepNanos.set(clock.nanoTime());
+        List<AgentCache.Entry> idle = cache.removeIdle();
+        evictAll(idle, "idle for " + idleTtl);
+        List<String> keys = new ArrayList<>(idle.size());
+        for (AgentCache.Entry e : idle) {
+            keys.add(e.key);
+        }
+        return keys;
+    }
+
+    // ---- session boundaries --------------------------------------------------------------------
+
+    /**
+     * The {@code /reset} (and {@code /new}, and session expiry) cleanup: takes the agent for
+     * {@code key} out of the cache, even mid-turn (a turn's later writes are rejected and counted),
+     * hard-closes it through the cleanup chokepoint on the housekeeping executor, and waits at most
+     * the reset timeout for it. On timeout it logs and returns: the close goes on in the background
+     * and still owns the agent, so the eviction that follows (and any other) leaves the providers
+     * to it. An interrupt ends the wait early with the flag restored. An unknown key does nothing.
+     */
+    public ResetOutcome reset(String key) {
+        requireNonNull(key, "key");
+        AgentCache.Entry entry = cache.remove(key);
+        if (entry == null) {
+            return ResetOutcome.notCached(key);
+        }
+        CompletableFuture<TeardownResult> close = hardClose(entry, "reset");
+        TeardownResult result = null;
+        ResetOutcome.Status status;
+        try {
+            result = close.get(resetTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            status = ResetOutcome.Status.CLOSED;
+        } catch (TimeoutException e) {
+            status = ResetOutcome.Status.TIMED_OUT;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            status = ResetOutcome.Status.TIMED_OUT;
+        } catch (ExecutionException e) {
+            LOG.warn("reset of '{}': the hard close of {} failed", key, entry.agent, e.getCause());
+            status = ResetOutcome.Status.FAILED;
+        }
+        if (status == ResetOutcome.Status.TIMED_OUT) {
+            LOG.warn("reset of '{}': cleanup of {} did not finish within {} ms; it goes on in the background and "
+                    + "still owns the agent's teardown", key, entry.agent, resetTimeout.toMillis());
+        }
+        return new ResetOutcome(key, status, result, close, evictRemoved(entry, "after reset"));
+    }
+
+    /** {@link #stop(Duration)} with the builder's stop timeout. */
+    public GatewayStopReport stop() {
+        return stop(stopTimeout);
+    }
+
+    /**
+     * Stops the gateway: no agent can be leased or cached any more; every cached agent, busy or
+     * not, is hard-closed through the cleanup chokepoint, and this call waits for all of them, then
+     * for the housekeeping executor's remaining work (resets and evictions still running), under
+     * one shared deadline {@code timeout} from now. Whatever has not finished by then goes on
+     * detached (daemon threads) and is named in the report. An interrupt ends the waits early, with
+     * the flag restored.
+     *
+     * <p>Idempotent: a later or concurrent call waits for the first stop and returns its report.
+     */
+    public GatewayStopReport stop(Duration timeout) {
+        requireNonNull(timeout, "timeout");
+        if (!state.compareAndSet(State.RUNNING, State.STOPPING)) {
+            return stopReport.join();
+        }
+        try {
+            GatewayStopReport report = new GatewayStop(cache, housekeeping, e -> hardClose(e, "gateway stop"), timeout).run();
+            state.set(State.STOPPED);
+            stopReport.complete(report);
+            LOG.info("agent gateway stopped: {}", report);
+            return report;
+        } catch (RuntimeException | Error e) {
+            state.set(State.STOPPED);
+            stopReport.completeExceptionally(e);
+            throw e;
+        }
+    }
+
+    /** Whether {@link #stop} has been called. */
+    public boolean isStopped() {
+        return state.get() != State.RUNNING;
+    }
+
+    // ---- machinery -----------------------------------------------------------------------------
+
+    /**
+     * The cleanup chokepoint: the one method every session-ending path tears an agent down with.
+     * Claims the agent's {@link TeardownMode#CLOSE hard close} on this thread and runs it on the
+     * housekeeping executor: flush, extract, shut down.
+     */
+    private CompletableFuture<TeardownResult> hardClose(AgentCache.Entry entry, String why) {
+        LOG.debug("closing agent {} of '{}' ({})", entry.agent, entry.key, why);
+        return entry.agent.tearDownAsync(TeardownMode.CLOSE, housekeeping);
+    }
+
+    /** Soft-tears-down an entry that already left the cache, off this thread, then clears its transcript. */
+    private CompletableFuture<TeardownResult> evictRemoved(AgentCache.Entry entry, String why) {
+        LOG.debug("evicting agent {} of '{}' ({})", entry.agent, entry.key, why);
+        return entry.agent.tearDownAsync(evictionMode, housekeeping)
+                .whenComplete((result, failure) -> entry.agent.clearTranscript());
+    }
+
+    private void evictAll(List<AgentCache.Entry> entries, String why) {
+        for (AgentCache.Entry e : entries) {
+            evictRemoved(e, why);
+        }
+    }
+
+    private static ThreadPoolExecutor newHousekeeping(String name, int threads, ThreadFactory custom) {
+        AtomicInteger count = new AtomicInteger();
+        ThreadFactory factory = custom != null ? custom : r -> {
+            Thread t = new Thread(r, "memlife-housekeeping-" + name + "-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, HOUSEKEEPING_KEEP_ALIVE_SECONDS,
+                TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
+        executor.allowCoreThreadTimeOut(true); // an idle gateway holds no threads
+        return executor;
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private void maybeSweep() {
+        long last = lastSweepNanos.get();
+        long now = clock.nanoTime();
+        if (now - last >= sweepIntervalNanos && lastSweepNanos.compareAndSet(last, now)) {
+            sweepIdle();
+        }
+    }
+
+    /**
+     * Settings for an {@link AgentGateway}. Setters check their argument; {@link #build()} copies
+     * them, so a reused builder never changes a gateway it already built. Not thread-safe.
+     */
+    public static final class Builder {
+
+        /** Default most agents cached; past it the least recently used idle agent is evicted. */
+        public static final int DEFAULT_MAX_AGENTS = 128;
+        /** Default idle time after which the sweep evicts an agent, in milliseconds (1 h). */
+        public static final long DEFAULT_IDLE_TTL_MILLIS = 3_600_000;
+        /** Default least time between two idle sweeps run by {@code acquire} and {@code put}, in milliseconds. */
+        public static final long DEFAULT_SWEEP_INTERVAL_MILLIS = 60_000;
+        /** Default longest wait of {@code reset} for the hard close, in milliseconds. */
+        public static final long DEFAULT_RESET_TIMEOUT_MILLIS = 30_000;
+        /** Default shared deadline of {@code stop}, in milliseconds. */
+        public static final long DEFAULT_STOP_TIMEOUT_MILLIS = 30_000;
+        /** Default number of housekeeping threads. */
+        public static final int DEFAULT_HOUSEKEEPING_THREADS = 4;
+
+        private String name = "gateway";
+        private int maxAgents = DEFAULT_MAX_AGENTS;
+        private Duration idleTtl = Duration.ofMillis(DEFAULT_IDLE_TTL_MILLIS);
+        private Duration sweepInterval = Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MILLIS);
+        private Duration resetTimeout = Duration.ofMillis(DEFAULT_RESET_TIMEOUT_MILLIS);
+        private Duration stopTimeout = Duration.ofMillis(DEFAULT_STOP_TIMEOUT_MILLIS);
+        private int housekeepingThreads = DEFAULT_HOUSEKEEPING_THREADS;
+        private ThreadFactory threadFactory;
+        private TeardownMode evictionMode = TeardownMode.COMMIT_THEN_RELEASE;
+        private Clock clock = Clock.system();
+
+        private Builder() {}
+
+        /** The gateway's name in thread names and logs; default {@code gateway}. */
+        public Builder name(String name) {
+            requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /** The most agents cached; default {@value #DEFAULT_MAX_AGENTS}. Busy agents may exceed it. */
+        public Builder maxAgents(int maxAgents) {
+            if (maxAgents < 1) {
+                throw new IllegalArgumentException("maxAgents must be at least 1, was " + maxAgents);
+            }
+            this.maxAgents = maxAgents;
+            return this;
+        }
+
+        /** How long an agent may sit idle before the sweep evicts it; default {@value #DEFAULT_IDLE_TTL_MILLIS} ms. */
+        public Builder idleTtl(Duration idleTtl) {
+            this.idleTtl = positive(idleTtl, "idleTtl");
+            return this;
+        }
+
+        /**
+         * The least time between two idle sweeps that {@code acquire} and {@code put} run on the
+         * caller's way; default {@value #DEFAULT_SWEEP_INTERVAL_MILLIS} ms. {@link
+         * AgentGateway#sweepIdle()} can be called at any time regardless.
+         */
+        public Builder sweepInterval(Duration sweepInterval) {
+            this.sweepInterval = positive(sweepInterval, "sweepInterval");
+            return this;
+        }
+
+        /** How long {@code reset} waits for the hard close; default {@value #DEFAULT_RESET_TIMEOUT_MILLIS} ms. */
+        public Builder resetTimeout(Duration resetTimeout) {
+            this.resetTimeout = positive(resetTimeout, "resetTimeout");
+            return this;
+        }
+
+        /** The shared deadline of {@link AgentGateway#stop()}; default {@value #DEFAULT_STOP_TIMEOUT_MILLIS} ms. */
+        public Builder stopTimeout(Duration stopTimeout) {
+            this.stopTimeout = positive(stopTimeout, "stopTimeout");
+            return this;
+        }
+
+        /** How many housekeeping threads run teardowns; default {@value #DEFAULT_HOUSEKEEPING_THREADS}. */
+        public Builder housekeepingThreads(int housekeepingThreads) {
+            if (housekeepingThreads < 1) {
+                throw new IllegalArgumentException("housekeepingThreads must be at least 1, was " + housekeepingThreads);
+            }
+            this.housekeepingThreads = housekeepingThreads;
+            return this;
+        }
+
+        /**
+         * Makes the housekeeping threads. By default daemon threads named {@code
+         * memlife-housekeeping-<name>-<n>}; a custom factory should make daemon threads too.
+         */
+        public Builder threadFactory(ThreadFactory threadFactory) {
+            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+            return this;
+        }
+
+        /**
+         * How evicted agents are torn down: {@link TeardownMode#COMMIT_THEN_RELEASE} (the default:
+         * extraction runs before the providers shut down) or {@link TeardownMode#RELEASE} (no
+         * extraction, for hosts that rebuild an evicted agent and extract at the session's end).
+         *
+         * @throws IllegalArgumentException for {@link TeardownMode#CLOSE}: eviction is soft
+         */
+        public Builder evictionMode(TeardownMode evictionMode) {
+            requireNonNull(evictionMode, "evictionMode");
+            if (evictionMode == TeardownMode.CLOSE) {
+                throw new IllegalArgumentException("evictionMode must be RELEASE or COMMIT_THEN_RELEASE, was CLOSE");
+            }
+            this.evictionMode = evictionMode;
+            return this;
+        }
+
+        /** The time source of the idle TTL and the sweep interval; default the system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** A new gateway with these settings; its housekeeping threads start when first needed. */
+        public AgentGateway build() {
+            return new AgentGateway(this);
+        }
+
+        private static Duration positive(Duration d, String what) {
+            requireNonNull(d, what);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

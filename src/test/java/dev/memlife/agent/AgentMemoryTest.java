@@ -1,0 +1,251 @@
+package dev.memlife.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.Message;
+import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.testing.FailingProvider;
+import dev.memlife.testing.HangingProvider;
+import dev.memlife.testing.Hook;
+import dev.memlife.testing.RecordingProvider;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class AgentMemoryTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    private static MemoryManager manager(RecordingProvider... providers) {
+        MemoryManager m = MemoryManager.builder().build();
+        for (RecordingProvider p : providers) {
+            m.addProvider(p);
+        }
+        return m;
+    }
+
+    @Test
+    void closeFlushesThenExtractsThenShutsDownOnce() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        AgentMemory agent = new AgentMemory(manager(provider));
+        agent.append(Message.user("hi"));
+        agent.memory().syncAll("a", "reply", "s");
+
+        TeardownResult result = agent.close();
+
+        assertThat(provider.events()).containsExactly("sync:a", "on_session_end", "shutdown");
+        assertThat(result.ran()).isTrue();
+        assertThat(result.flushed()).isTrue();
+        assertThat(result.extraction()).isEqualTo(Extraction.COMPLETED);
+        assertThat(result.drainReport().orElseThrow().delivered()).isEqualTo(1);
+        assertThat(agent.isTornDown()).isTrue();
+        assertThat(agent.awaitTeardown(Duration.ZERO)).contains(result);
+    }
+
+    @Test
+    void releaseDoesNotExtract() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        AgentMemory agent = new AgentMemory(manager(provider));
+
+        TeardownResult result = agent.release();
+
+        assertThat(provider.events()).containsExactly("shutdown");
+        assertThat(result.extraction()).isEqualTo(Extraction.NOT_RUN);
+        assertThat(agent.teardownOwner()).contains(TeardownMode.RELEASE);
+    }
+
+    @Test
+    void loserReturnsAtOnceNamingTheOwnerAndAwaitTeardownWaitsForIt() throws Exception {
+        HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
+        AgentMemory agent = new AgentMemory(manager(provider));
+        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(agent::close);
+        try {
+            assertThat(provider.awaitHanging(WAIT)).isTrue();
+
+            TeardownResult release = agent.release();
+
+            assertThat(release.ran()).isFalse();
+            assertThat(release.owner()).isEqualTo(TeardownMode.CLOSE);
+            assertThat(release.drainReport()).isEmpty();
+            assertThat(agent.awaitTeardown(Duration.ofMillis(20))).isEmpty();
+        } finally {
+            provider.release();
+        }
+        assertThat(agent.awaitTeardown(WAIT)).contains(close.get(10, TimeUnit.SECONDS));
+        assertThat(provider.count("shutdown")).isEqualTo(1);
+    }
+
+    @Test
+    void extractionGetsTheTranscriptAsItWasWhenTheClaimWasWon() {
+        HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
+        AgentMemory agent = new AgentMemory(manager(provider));
+        agent.append(Message.user("remember this"));
+        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(agent::close);
+        try {
+            assertThat(provider.awaitHanging(WAIT)).isTrue();
+            agent.clearTranscript();
+            agent.append(Message.user("later"));
+        } finally {
+            provider.release();
+        }
+        close.join();
+        assertThat(provider.sessionEnds()).containsExactly(List.of(Message.user("remember this")));
+    }
+
+    @Test
+    void hangingExtractionIsBoundedByTheExtractionTimeout() {
+        HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
+        AgentMemory agent = AgentMemory.builder(manager(provider)).extractionTimeout(Duration.ofMillis(200)).build();
+        try {
+            TeardownResult result = agent.close();
+
+            assertThat(result.extraction()).isEqualTo(Extraction.TIMED_OUT);
+            assertThat(result.drainReport()).isPresent();
+            assertThat(agent.isTornDown()).isTrue();
+        } finally {
+            provider.release();
+        }
+    }
+
+    @Test
+    void failingExtractionAndShutdownStillFinishTheClaim() {
+        FailingProvider failing = new FailingProvider("failing", Hook.ON_SESSION_END, Hook.SHUTDOWN);
+        RecordingProvider other = new RecordingProvider("other");
+        AgentMemory agent = new AgentMemory(manager(failing, other));
+
+        TeardownResult result = agent.close();
+
+        assertThat(result.ran()).isTrue();
+        assertThat(agent.isTornDown()).isTrue();
+        assertThat(failing.events()).containsExactly("fail:ON_SESSION_END", "fail:SHUTDOWN");
+        assertThat(other.events()).containsExactly("on_session_end", "shutdown");
+    }
+
+    @Test
+    void commitSessionExtractsWithoutTearingDown() throws Exception {
+        RecordingProvider provider = new RecordingProvider("rec");
+        AgentMemory agent = new AgentMemory(manager(provider));
+        agent.append(Message.user("one"));
+
+        agent.commitSession();
+
+        assertThat(provider.events()).containsExactly("on_session_end");
+        assertThat(agent.isOpen()).isTrue();
+        agent.release();
+        assertThat(provider.events()).containsExactly("on_session_end", "shutdown");
+    }
+
+    @Test
+    void commitSessionIsRefusedOnceATeardownWasClaimed() {
+        AgentMemory agent = new AgentMemory(manager(new RecordingProvider("rec")));
+        agent.release();
+
+        assertThatThrownBy(agent::commitSession).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("commitSession refused");
+    }
+
+    /** A soft release arriving during a commit's extraction must not shut the providers down under it. */
+    @Test
+    void teardownWaitsForARunningCommitBeforeShuttingDown() throws Exception {
+        HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
+        ConcurrentLinkedQueue<TeardownListener.Phase> phases = new ConcurrentLinkedQueue<>();
+        AgentMemory agent = AgentMemory.builder(manager(provider)).listener((a, mode, phase) -> phases.add(phase)).build();
+        CompletableFuture<Void> commit = CompletableFuture.runAsync(() -> {
+            try {
+                agent.commitSession();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread releaser = new Thread(agent::release, "releaser");
+        try {
+            assertThat(provider.awaitHanging(WAIT)).isTrue();
+            releaser.start();
+            await().atMost(WAIT).until(() -> phases.contains(TeardownListener.Phase.SHUTDOWN)
+                    || (phases.contains(TeardownListener.Phase.FLUSH) && releaser.getState() == Thread.State.TIMED_WAITING));
+            assertThat(provider.events()).doesNotContain("shutdown");
+        } finally {
+            provider.release();
+        }
+        commit.get(10, TimeUnit.SECONDS);
+        releaser.join(WAIT.toMillis());
+        assertThat(provider.events()).containsExactly("hang:ON_SESSION_END", "on_session_end", "shutdown");
+    }
+
+    @Test
+    void tearDownAsyncRunsOnTheCallerWhenTheExecutorRefuses() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        AgentMemory agent = new AgentMemory(manager(provider));
+
+        CompletableFuture<TeardownResult> result = agent.tearDownAsync(TeardownMode.CLOSE, r -> {
+            throw new RejectedExecutionException("full");
+        });
+
+        assertThat(result).isCompleted();
+        assertThat(result.join().ran()).isTrue();
+        assertThat(provider.events()).containsExactly("on_session_end", "shutdown");
+    }
+
+    @Test
+    void tearDownAsyncRunsOnTheCallerWhenTheExecutorCannotStartAThread() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        AgentMemory agent = new AgentMemory(manager(provider));
+
+        CompletableFuture<TeardownResult> result = agent.tearDownAsync(TeardownMode.RELEASE, r -> {
+            throw new OutOfMemoryError("unable to create native thread (simulated)");
+        });
+
+        assertThat(result.join().ran()).isTrue();
+        assertThat(agent.isTornDown()).isTrue();
+        assertThat(provider.events()).containsExactly("shutdown");
+    }
+
+    @Test
+    void tearDownAsyncClaimsOnTheCallersThreadBeforeTheWorkRuns() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        AgentMemory agent = new AgentMemory(manager(provider));
+        List<Runnable> parked = new java.util.ArrayList<>();
+
+        CompletableFuture<TeardownResult> close = agent.tearDownAsync(TeardownMode.CLOSE, parked::add);
+        TeardownResult release = agent.release();
+
+        assertThat(release.ran()).isFalse();
+        assertThat(provider.events()).isEmpty();
+        parked.forEach(Runnable::run);
+        assertThat(close.join().ran()).isTrue();
+        assertThat(provider.events()).containsExactly("on_session_end", "shutdown");
+    }
+
+    @Test
+    void awaitTeardownTimesOutWhenNothingTearsDown() {
+        AgentMemory agent = new AgentMemory(manager(new RecordingProvider("rec")));
+
+        assertThat(agent.awaitTeardown(Duration.ofMillis(10))).isEmpty();
+        assertThat(agent.isOpen()).isTrue();
+    }
+
+    @Test
+    void badArgumentsAreNamed() {
+        assertThatThrownBy(() -> new AgentMemory(null)).isInstanceOf(NullPointerException.class).hasMessage("manager");
+        AgentMemory.Builder builder = AgentMemory.builder(manager());
+        assertThatThrownBy(() -> builder.flushTimeout(Duration.ofSeconds(-1)))
+                .hasMessage("flushTimeout must not be negative, was PT-1S");
+        assertThatThrownBy(() -> builder.extractionTimeout(Duration.ZERO))
+                .hasMessage("extractionTimeout must be positive, was PT0S");
+        AgentMemory agent = builder.build();
+        assertThatThrownBy(() -> agent.append(null)).isInstanceOf(NullPointerException.class).hasMessage("message");
+        assertThatThrownBy(() -> agent.tearDown(null)).isInstanceOf(NullPointerException.class).hasMessage("mode");
+        assertThatThrownBy(() -> agent.tearDownAsync(TeardownMode.CLOSE, null))
+                .isInstanceOf(NullPointerException.class).hasMessage("executor");
+        assertThat(agent.isOpen()).isTrue();
+    }
+}

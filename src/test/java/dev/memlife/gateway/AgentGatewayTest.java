@@ -1,0 +1,294 @@
+package dev.memlife.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.Message;
+import dev.memlife.agent.AgentMemory;
+import dev.memlife.agent.TeardownMode;
+import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.testing.FailingProvider;
+import dev.memlife.testing.HangingProvider;
+import dev.memlife.testing.Hook;
+import dev.memlife.testing.ManualClock;
+import dev.memlife.testing.RecordingProvider;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class AgentGatewayTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    private final ManualClock clock = new ManualClock();
+    private AgentGateway gateway = AgentGateway.builder().clock(clock).build();
+
+    @AfterEach
+    void stop() {
+        gateway.stop();
+    }
+
+    private static AgentMemory agent(RecordingProvider provider) {
+        return agent(provider, MemoryManager.builder(), Duration.ofSeconds(60));
+    }
+
+    private static AgentMemory agent(RecordingProvider provider, MemoryManager.Builder manager, Duration extraction) {
+        MemoryManager m = manager.build();
+        m.addProvider(provider);
+        return AgentMemory.builder(m).extractionTimeout(extraction).build();
+    }
+
+    private static void awaitShutdown(RecordingProvider provider) {
+        await().atMost(WAIT).until(() -> provider.count("shutdown") == 1);
+    }
+
+    @Test
+    void unknownKeysAreNoOpsWithAClearResult() {
+        assertThat(gateway.evict("nope").status()).isEqualTo(EvictionOutcome.Status.NOT_CACHED);
+        assertThat(gateway.evict("nope").teardown()).isEmpty();
+        ResetOutcome reset = gateway.reset("nope");
+        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.NOT_CACHED);
+        assertThat(reset.close()).isEmpty();
+        assertThat(gateway.peek("nope")).isEmpty();
+    }
+
+    @Test
+    void nullArgumentsThrowNamingTheParameter() {
+        AgentMemory agent = agent(new RecordingProvider("rec"));
+        assertThatThrownBy(() -> gateway.put(null, agent)).isInstanceOf(NullPointerException.class).hasMessage("key");
+        assertThatThrownBy(() -> gateway.put("k", null)).isInstanceOf(NullPointerException.class).hasMessage("agent");
+        assertThatThrownBy(() -> gateway.acquire("k", null)).isInstanceOf(NullPointerException.class).hasMessage("factory");
+        assertThatThrownBy(() -> gateway.evict(null)).isInstanceOf(NullPointerException.class).hasMessage("key");
+        assertThatThrownBy(() -> gateway.reset(null)).isInstanceOf(NullPointerException.class).hasMessage("key");
+        assertThatThrownBy(() -> gateway.acquire("k", key -> null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("factory returned null");
+    }
+
+    @Test
+    void builderRejectsBadSettingsNamingThem() {
+        AgentGateway.Builder b = AgentGateway.builder();
+        assertThatThrownBy(() -> b.maxAgents(0)).hasMessage("maxAgents must be at least 1, was 0");
+        assertThatThrownBy(() -> b.resetTimeout(Duration.ZERO)).hasMessage("resetTimeout must be positive, was PT0S");
+        assertThatThrownBy(() -> b.housekeepingThreads(0)).hasMessage("housekeepingThreads must be at least 1, was 0");
+        assertThatThrownBy(() -> b.evictionMode(TeardownMode.CLOSE)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> b.clock(null)).isInstanceOf(NullPointerException.class).hasMessage("clock");
+    }
+
+    @Test
+    void lruCapEvictsTheLeastRecentlyUsedIdleAgentButNeverABusyOne() {
+        gateway = AgentGateway.builder().clock(clock).maxAgents(2).build();
+        RecordingProvider a = new RecordingProvider("a");
+        RecordingProvider b = new RecordingProvider("b");
+        RecordingProvider c = new RecordingProvider("c");
+        try (AgentLease busy = gateway.acquire("a", key -> agent(a))) {
+            gateway.put("b", agent(b));
+            gateway.put("c", agent(c)); // "a" is least recently used, but mid-turn
+
+            awaitShutdown(b);
+            assertThat(b.events()).containsExactly("on_session_end", "shutdown");
+            assertThat(gateway.peek("a")).contains(busy.agent());
+            assertThat(a.events()).isEmpty();
+            assertThat(gateway.size()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void idleSweepEvictsByTheInjectedClockAndSkipsBusyAgents() {
+        RecordingProvider idle = new RecordingProvider("idle");
+        RecordingProvider busy = new RecordingProvider("busy");
+        gateway.put("idle", agent(idle));
+        try (AgentLease lease = gateway.acquire("busy", key -> agent(busy))) {
+            clock.advance(Duration.ofMinutes(59));
+            assertThat(gateway.sweepIdle()).isEmpty();
+
+            clock.advance(Duration.ofMinutes(1));
+            assertThat(gateway.sweepIdle()).containsExactly("idle");
+
+            awaitShutdown(idle);
+            assertThat(gateway.peek("busy")).contains(lease.agent());
+            assertThat(busy.events()).isEmpty();
+        }
+        clock.advance(Duration.ofHours(1));
+        assertThat(gateway.sweepIdle()).containsExactly("busy");
+        awaitShutdown(busy);
+    }
+
+    @Test
+    void acquireRunsTheIdleSweepOncePerSweepInterval() {
+        RecordingProvider idle = new RecordingProvider("idle");
+        gateway.put("idle", agent(idle));
+        clock.advance(Duration.ofHours(1));
+
+        gateway.acquire("other", key -> agent(new RecordingProvider("other"))).close();
+
+        awaitShutdown(idle);
+        assertThat(gateway.peek("idle")).isEmpty();
+    }
+
+    @Test
+    void evictionRunsOnAHousekeepingThreadNotTheCallers() throws Exception {
+        AtomicReference<String> thread = new AtomicReference<>();
+        RecordingProvider provider = new RecordingProvider("rec");
+        MemoryManager manager = MemoryManager.builder().build();
+        manager.addProvider(provider);
+        AgentMemory agent = AgentMemory.builder(manager)
+                .listener((a, mode, phase) -> thread.compareAndSet(null, Thread.currentThread().getName()))
+                .build();
+        agent.append(Message.user("hi"));
+        gateway.put("k", agent);
+
+        TeardownResult result = gateway.evict("k").teardown().orElseThrow().get(10, TimeUnit.SECONDS);
+
+        assertThat(result.requested()).isEqualTo(TeardownMode.COMMIT_THEN_RELEASE);
+        assertThat(thread.get()).startsWith("memlife-housekeeping-gateway-");
+        assertThat(agent.transcript()).isEmpty();
+        assertThat(provider.sessionEnds()).containsExactly(List.of(Message.user("hi")));
+    }
+
+    @Test
+    void evictionModeReleaseSkipsExtraction() throws Exception {
+        gateway = AgentGateway.builder().clock(clock).evictionMode(TeardownMode.RELEASE).build();
+        RecordingProvider provider = new RecordingProvider("rec");
+        gateway.put("k", agent(provider));
+
+        gateway.evict("k").teardown().orElseThrow().get(10, TimeUnit.SECONDS);
+
+        assertThat(provider.events()).containsExactly("shutdown");
+    }
+
+    @Test
+    void explicitEvictionLeavesABusyAgentAlone() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        try (AgentLease lease = gateway.acquire("k", key -> agent(provider))) {
+            assertThat(gateway.evict("k").status()).isEqualTo(EvictionOutcome.Status.BUSY);
+            assertThat(lease.agent().isOpen()).isTrue();
+        }
+        assertThat(provider.events()).isEmpty();
+        assertThat(gateway.evict("k").status()).isEqualTo(EvictionOutcome.Status.EVICTED);
+    }
+
+    @Test
+    void acquireReplacesAnAgentTornDownElsewhere() {
+        AgentMemory first = agent(new RecordingProvider("first"));
+        gateway.put("k", first);
+        first.close();
+
+        try (AgentLease lease = gateway.acquire("k", key -> agent(new RecordingProvider("second")))) {
+            assertThat(lease.agent()).isNotSameAs(first);
+            assertThat(lease.agent().isOpen()).isTrue();
+        }
+    }
+
+    @Test
+    void resetClosesTheAgentAndDropsItFromTheCache() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        gateway.put("k", agent(provider));
+
+        ResetOutcome reset = gateway.reset("k");
+
+        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+        assertThat(reset.result().orElseThrow().requested()).isEqualTo(TeardownMode.CLOSE);
+        assertThat(provider.events()).containsExactly("on_session_end", "shutdown");
+        assertThat(gateway.peek("k")).isEmpty();
+    }
+
+    /** A provider hanging in extraction costs one housekeeping thread the extraction timeout, no more. */
+    @Test
+    void hangingExtractionCannotWedgeTheHousekeepingExecutor() {
+        gateway = AgentGateway.builder().clock(clock).housekeepingThreads(1).build();
+        HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
+        RecordingProvider healthy = new RecordingProvider("healthy");
+        gateway.put("hung", agent(hanging, MemoryManager.builder(), Duration.ofMillis(200)));
+        gateway.put("ok", agent(healthy));
+        try {
+            ResetOutcome first = gateway.reset("hung");
+            ResetOutcome second = gateway.reset("ok");
+
+            assertThat(first.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+            assertThat(first.result().orElseThrow().extraction()).isEqualTo(Extraction.TIMED_OUT);
+            assertThat(hanging.count("shutdown")).isEqualTo(1);
+            assertThat(second.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+            assertThat(healthy.events()).containsExactly("on_session_end", "shutdown");
+        } finally {
+            hanging.release();
+        }
+    }
+
+    @Test
+    void hangingProviderShutdownIsReportedNotWaitedFor() {
+        HangingProvider hanging = new HangingProvider("hang", Hook.SHUTDOWN);
+        gateway.put("k", agent(hanging, MemoryManager.builder().providerShutdownTimeout(Duration.ofMillis(200)),
+                Duration.ofSeconds(60)));
+        try {
+            ResetOutcome reset = gateway.reset("k");
+
+            assertThat(reset.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+            assertThat(reset.result().orElseThrow().drainReport().orElseThrow().providersNotShutDown())
+                    .containsExactly("hang");
+        } finally {
+            hanging.release();
+        }
+    }
+
+    @Test
+    void failingProviderDuringResetLeavesNoHalfTakenClaim() {
+        FailingProvider failing = new FailingProvider("failing", Hook.ON_SESSION_END, Hook.SHUTDOWN);
+        AgentMemory agent = agent(failing);
+        gateway.put("k", agent);
+
+        ResetOutcome reset = gateway.reset("k");
+
+        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+        assertThat(agent.isTornDown()).isTrue();
+        assertThat(failing.events()).containsExactly("fail:ON_SESSION_END", "fail:SHUTDOWN");
+    }
+
+    @Test
+    void stopClosesEveryAgentUnderOneDeadlineAndNamesWhatDidNotFinish() {
+        RecordingProvider healthy = new RecordingProvider("healthy");
+        HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
+        gateway.put("ok", agent(healthy));
+        gateway.put("hung", agent(hanging));
+        try {
+            GatewayStopReport report = gateway.stop(Duration.ofSeconds(3)); // generous: the healthy close must fit under load
+
+            assertThat(report.closed()).containsOnlyKeys("ok");
+            assertThat(report.notFinished()).containsExactly("hung");
+            assertThat(report.completed()).isFalse();
+            assertThat(report.housekeepingTerminated()).isFalse();
+            assertThat(healthy.events()).containsExactly("on_session_end", "shutdown");
+            assertThat(gateway.stop()).isSameAs(report);
+            assertThatThrownBy(() -> gateway.acquire("k", key -> agent(new RecordingProvider("x"))))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("stopped");
+            assertThatThrownBy(() -> gateway.put("k", agent(new RecordingProvider("y"))))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("stopped");
+        } finally {
+            hanging.release();
+        }
+        await().atMost(WAIT).until(() -> hanging.count("shutdown") == 1);
+    }
+
+    @Test
+    void stopWaitsForResetsStillRunningInTheBackground() {
+        HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
+        gateway = AgentGateway.builder().clock(clock).resetTimeout(Duration.ofMillis(20)).build();
+        gateway.put("k", agent(hanging));
+        ResetOutcome reset = gateway.reset("k");
+        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.TIMED_OUT);
+        assertThat(hanging.awaitHanging(WAIT)).isTrue();
+        hanging.release();
+
+        GatewayStopReport report = gateway.stop();
+
+        assertThat(report.completed()).isTrue();
+        assertThat(hanging.count("shutdown")).isEqualTo(1);
+    }
+}
