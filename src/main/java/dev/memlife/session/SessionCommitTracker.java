@@ -350,6 +350,17 @@ public final class SessionCommitTracker {
         }
     }
 
+    /** Whether a commit of the session is running now; for the drain's report. */
+    boolean isInFlight(String sessionId) {
+        lock.lock();
+        try {
+            SessionState s = sessions.get(sessionId);
+            return s != null && s.inFlight;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private void forgetIfIdle(String sessionId, SessionState s) {
         if (s.forgettable() && sessions.get(sessionId) == s) {
             sessions.remove(sessionId);
@@ -451,10 +462,12 @@ public final class SessionCommitTracker {
 
     /**
      * Commits everything still uncommitted, within one deadline. Marks the tracker draining (later
-     * background commits are refused for good), waits for the registered background workers, then
+     * background commits are refused for good), waits for the registered background workers, and
      * commits the dirty sessions — up to the builder's drain parallelism at once, each session's
      * segments in order through their owners — pass after pass until every session is clean, the
-     * deadline has passed, or a pass commits nothing.
+     * deadline has passed, or a pass commits nothing. The first pass already runs while the drain
+     * waits for the workers, so one wedged worker cannot starve every other session; a session whose
+     * worker is still committing is simply waited for, never committed twice.
      *
      * <p>Returns by the deadline even when an owner never returns: every owner call runs on a daemon
      * drain worker, and a worker still busy at the deadline is left running detached (its commit,

@@ -10,10 +10,9 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One run of {@link SessionCommitTracker#drainAll}: join the background workers, then commit the
+ * One run of {@link SessionCommitTracker#drainAll}: join the background workers, and commit the
  * dirty sessions pass after pass, each pass on at most {@code parallelism} daemon drain workers.
  * The coordinating thread never calls an owner; it only waits — bounded by the shared deadline —
  * for the workers, so an owner that never returns costs the drain its budget and nothing more.
@@ -64,7 +63,6 @@ final class SessionDrain {
                 switch (r.outcome()) {
                     case COMMITTED:
                         commits++;
-                        totalCommits.incrementAndGet();
                         break;
                     case NOTHING_TO_COMMIT:
                         phase = Phase.CLEAN;
@@ -104,7 +102,6 @@ final class SessionDrain {
     private final SessionCommitTracker tracker;
     private final Deadline deadline;
     private final int parallelism;
-    private final AtomicLong totalCommits = new AtomicLong();
     private int workerCount;
 
     SessionDrain(SessionCommitTracker tracker, Deadline deadline, int parallelism) {
@@ -113,7 +110,12 @@ final class SessionDrain {
         this.parallelism = parallelism;
     }
 
+    /**
+     * Starts the first pass, then joins the background workers while it runs (so a wedged worker
+     * cannot starve the other sessions), then runs further passes while they make progress.
+     */
     SessionDrainReport run(List<Thread> backgroundWorkers) {
+        Pass pass = startPass();
         boolean interrupted = false;
         int joined = 0;
         for (Thread worker : backgroundWorkers) {
@@ -129,27 +131,21 @@ final class SessionDrain {
         Map<String, Attempt> lastAttempt = new HashMap<>();
         Map<String, Integer> committedBySession = new HashMap<>();
         int passes = 0;
-        while (!interrupted && !deadline.expired()) {
-            List<String> dirty = tracker.dirtySessions();
-            if (dirty.isEmpty()) {
-                break;
-            }
+        while (pass != null && !interrupted) {
             passes++;
-            Map<String, Attempt> pass = new LinkedHashMap<>();
-            dirty.forEach(id -> pass.put(id, new Attempt(id)));
-            long before = totalCommits.get();
             boolean finished;
             try {
-                finished = runPass(pass);
+                finished = pass.await();
             } catch (InterruptedException e) {
                 interrupted = true;
                 finished = false;
             }
-            lastAttempt.putAll(pass);
-            pass.values().forEach(a -> committedBySession.merge(a.sessionId, a.commits, Integer::sum));
-            if (!finished || totalCommits.get() == before) {
+            lastAttempt.putAll(pass.attempts);
+            pass.attempts.values().forEach(a -> committedBySession.merge(a.sessionId, a.commits, Integer::sum));
+            if (!finished || pass.attempts.values().stream().allMatch(a -> a.commits == 0)) {
                 break; // out of budget, or a full pass made no progress
             }
+            pass = startPass();
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
@@ -157,25 +153,45 @@ final class SessionDrain {
         List<SessionDrainReport.LeftDirty> leftDirty = new ArrayList<>();
         for (String id : tracker.dirtySessions()) {
             Attempt a = lastAttempt.get(id);
-            leftDirty.add(new SessionDrainReport.LeftDirty(id,
-                    a == null ? SessionDrainReport.Reason.NOT_ATTEMPTED : a.reason(),
-                    a == null || a.reason() != SessionDrainReport.Reason.FAILED ? null : a.failure));
+            SessionDrainReport.Reason reason = a != null ? a.reason()
+                    : tracker.isInFlight(id) ? SessionDrainReport.Reason.IN_FLIGHT_ELSEWHERE
+                    : SessionDrainReport.Reason.NOT_ATTEMPTED;
+            leftDirty.add(new SessionDrainReport.LeftDirty(id, reason,
+                    reason == SessionDrainReport.Reason.FAILED ? a.failure : null));
         }
         int sessionsCommitted = (int) committedBySession.values().stream().filter(n -> n > 0).count();
+        long commits = committedBySession.values().stream().mapToLong(Integer::longValue).sum();
         return new SessionDrainReport(tracker.name(), joined, backgroundWorkers.size() - joined, passes,
-                totalCommits.get(), sessionsCommitted, leftDirty, interrupted, deadline.budget(), deadline.elapsed());
+                commits, sessionsCommitted, leftDirty, interrupted, deadline.budget(), deadline.elapsed());
     }
 
-    /**
-     * Runs one pass on up to {@code parallelism} new daemon workers and waits for it until the
-     * deadline.
-     *
-     * @return true if every attempt of the pass ended before the deadline
-     */
-    private boolean runPass(Map<String, Attempt> pass) throws InterruptedException {
-        ConcurrentLinkedQueue<Attempt> queue = new ConcurrentLinkedQueue<>(pass.values());
-        CountDownLatch ended = new CountDownLatch(pass.size());
-        Runnable work = () -> {
+    /** Starts a pass over the sessions dirty now; null when there are none or the budget is spent. */
+    private Pass startPass() {
+        List<String> dirty = tracker.dirtySessions();
+        if (dirty.isEmpty() || deadline.expired()) {
+            return null;
+        }
+        Pass pass = new Pass(dirty);
+        for (int i = 0; i < Math.min(parallelism, dirty.size()); i++) {
+            tracker.newThread(pass::work, "memlife-drain-" + tracker.name() + "-" + ++workerCount).start();
+        }
+        return pass;
+    }
+
+    /** One pass: an attempt per dirty session, taken from a queue by up to {@code parallelism} workers. */
+    private final class Pass {
+        final Map<String, Attempt> attempts = new LinkedHashMap<>();
+        final ConcurrentLinkedQueue<Attempt> queue;
+        final CountDownLatch ended;
+
+        Pass(List<String> sessionIds) {
+            sessionIds.forEach(id -> attempts.put(id, new Attempt(id)));
+            queue = new ConcurrentLinkedQueue<>(attempts.values());
+            ended = new CountDownLatch(attempts.size());
+        }
+
+        /** A drain worker's loop; an attempt taken after the deadline is left as not attempted. */
+        void work() {
             Attempt a;
             while ((a = queue.poll()) != null) {
                 try {
@@ -186,10 +202,11 @@ final class SessionDrain {
                     ended.countDown();
                 }
             }
-        };
-        for (int i = 0; i < Math.min(parallelism, pass.size()); i++) {
-            tracker.newThread(work, "memlife-drain-" + tracker.name() + "-" + ++workerCount).start();
         }
-        return ended.await(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS) && !deadline.expired();
+
+        /** Waits until every attempt has ended, or the deadline. @return true if all ended in time */
+        boolean await() throws InterruptedException {
+            return ended.await(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS) && !deadline.expired();
+        }
     }
 }
