@@ -123,11 +123,22 @@ public final class ShutdownHooks {
         synchronized (GLOBAL) {
             if (installed == null) {
                 ShutdownHooks hooks = new ShutdownHooks(deadline, JVM, () -> System.err);
+                warmUp();
                 JVM.add(hooks.hook);
                 installed = hooks;
             }
             return installed;
         }
+    }
+
+    /**
+     * Runs the hook's own code path once with a no-op component, so that SIGTERM does not pay for
+     * loading and linking it (hundreds of milliseconds on a loaded machine, outside any deadline).
+     */
+    private static void warmUp() {
+        ShutdownPhases.run(List.of(new ShutdownPhases.Entry(ShutdownPhases.Group.COMPONENTS, "warm-up", b -> b)),
+                Deadline.after(Duration.ofSeconds(1)), MANAGER_RESERVE_PERCENT, Duration.ofMillis(SLACK_MILLIS))
+                .toString();
     }
 
     /** The installed process-wide hook, if any. */
