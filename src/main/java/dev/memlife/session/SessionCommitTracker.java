@@ -4,15 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import dev.memlife.agent.SessionCommitter;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,11 +44,7 @@ public final class SessionCommitTracker {
     private final ThreadFactory threadFactory;
     private final BackgroundCommits background;
 
-    private final ReentrantLock lock = new ReentrantLock();
-    /** Signalled whenever a commit ends (success or failure), so waiters re-check {@code inFlight}. */
-    private final Condition commitEnded = lock.newCondition();
-    /** Guarded by {@link #lock}. */
-    private final Map<String, SessionState> sessions = new HashMap<>();
+    private final SessionTable table = new SessionTable();
 
     /** A tracker with every default of {@link Builder}. */
     public SessionCommitTracker() {
@@ -89,18 +80,7 @@ public final class SessionCommitTracker {
      */
     public SessionCommitter registerOwner(String sessionId, SessionCommitter owner) {
         requireNonNull(owner, "owner");
-        if (isBlank(sessionId)) {
-            return null;
-        }
-        lock.lock();
-        try {
-            SessionState s = sessions.computeIfAbsent(sessionId, id -> new SessionState());
-            SessionCommitter previous = s.registeredOwner;
-            s.registeredOwner = owner;
-            return previous;
-        } finally {
-            lock.unlock();
-        }
+        return isBlank(sessionId) ? null : table.registerOwner(sessionId, owner);
     }
 
     /**
@@ -111,35 +91,12 @@ public final class SessionCommitTracker {
      */
     public boolean unregisterOwner(String sessionId, SessionCommitter owner) {
         requireNonNull(owner, "owner");
-        if (isBlank(sessionId)) {
-            return false;
-        }
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            if (s == null || s.registeredOwner != owner) {
-                return false;
-            }
-            s.registeredOwner = null;
-            forgetIfIdle(sessionId, s);
-            return true;
-        } finally {
-            lock.unlock();
-        }
+        return !isBlank(sessionId) && table.unregisterOwner(sessionId, owner);
     }
 
     /** The session's registered owner, if any. */
     public Optional<SessionCommitter> registeredOwner(String sessionId) {
-        if (isBlank(sessionId)) {
-            return Optional.empty();
-        }
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            return Optional.ofNullable(s == null ? null : s.registeredOwner);
-        } finally {
-            lock.unlock();
-        }
+        return isBlank(sessionId) ? Optional.empty() : Optional.ofNullable(table.registeredOwner(sessionId));
     }
 
     /**
@@ -151,46 +108,17 @@ public final class SessionCommitTracker {
      */
     public long markTurnCompleted(String sessionId, SessionCommitter owner) {
         requireNonNull(owner, "owner");
-        if (isBlank(sessionId)) {
-            return 0;
-        }
-        lock.lock();
-        try {
-            return sessions.computeIfAbsent(sessionId, id -> new SessionState()).markTurn(owner);
-        } finally {
-            lock.unlock();
-        }
+        return isBlank(sessionId) ? 0 : table.markTurn(sessionId, owner);
     }
 
     /** Whether the session has completed turns not yet committed (also while a commit runs). */
     public boolean hasUncommittedWork(String sessionId) {
-        if (isBlank(sessionId)) {
-            return false;
-        }
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            return s != null && s.dirty();
-        } finally {
-            lock.unlock();
-        }
+        return !isBlank(sessionId) && table.dirty(sessionId);
     }
 
     /** The ids of every session with uncommitted work, sorted. */
     public List<String> dirtySessions() {
-        lock.lock();
-        try {
-            List<String> out = new ArrayList<>();
-            sessions.forEach((id, s) -> {
-                if (s.dirty()) {
-                    out.add(id);
-                }
-            });
-            out.sort(null);
-            return out;
-        } finally {
-            lock.unlock();
-        }
+        return table.dirtySessions();
     }
 
     /**
@@ -200,26 +128,7 @@ public final class SessionCommitTracker {
      * @return what happened; {@link DiscardResult#NO_SESSION} for an unknown, null or blank id
      */
     public DiscardResult discard(String sessionId) {
-        if (isBlank(sessionId)) {
-            return DiscardResult.NO_SESSION;
-        }
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            if (s == null) {
-                return DiscardResult.NO_SESSION;
-            }
-            if (s.inFlight) {
-                return DiscardResult.REFUSED_IN_FLIGHT;
-            }
-            if (s.dirty()) {
-                return DiscardResult.REFUSED_DIRTY;
-            }
-            sessions.remove(sessionId);
-            return DiscardResult.DISCARDED;
-        } finally {
-            lock.unlock();
-        }
+        return isBlank(sessionId) ? DiscardResult.NO_SESSION : table.discard(sessionId);
     }
 
     // ---- commits ---------------------------------------------------------------------------------
@@ -244,133 +153,7 @@ public final class SessionCommitTracker {
         if (isBlank(sessionId)) {
             return new CommitResult(CommitResult.Outcome.NOTHING_TO_COMMIT, sessionId, 0, 0, null);
         }
-        SessionState state;
-        long capturedEnd;
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            if (wait && s != null && s.inFlight) {
-                if (!awaitNotInFlight(sessionId, System.nanoTime() + Deadline.nanos(timeout))) {
-                    return result(Thread.currentThread().isInterrupted() ? CommitResult.Outcome.INTERRUPTED
-                            : CommitResult.Outcome.IN_FLIGHT, sessionId, sessions.get(sessionId), null);
-                }
-                s = sessions.get(sessionId);
-            }
-            if (s == null || !s.dirty()) {
-                return result(CommitResult.Outcome.NOTHING_TO_COMMIT, sessionId, s, null);
-            }
-            if (s.inFlight) {
-                return result(CommitResult.Outcome.IN_FLIGHT, sessionId, s, null);
-            }
-            if (s.segments.getFirst().owner != owner) {
-                return result(CommitResult.Outcome.NOT_OWNER, sessionId, s, null);
-            }
-            capturedEnd = s.segments.getFirst().end;
-            s.inFlight = true;
-            state = s;
-        } finally {
-            lock.unlock();
-        }
-        return callOwner(sessionId, owner, state, capturedEnd);
-    }
-
-    private CommitResult callOwner(String sessionId, SessionCommitter owner, SessionState state, long capturedEnd) {
-        Throwable failure = null;
-        CommitResult result;
-        try {
-            owner.commitSession();
-        } catch (Throwable t) {
-            failure = t;
-        } finally {
-            lock.lock();
-            try {
-                state.inFlight = false;
-                if (failure == null) {
-                    // The segment could not grow while in flight, so its end is still the captured one.
-                    state.segments.removeFirst();
-                    state.committedGeneration = Math.max(state.committedGeneration, capturedEnd);
-                    forgetIfIdle(sessionId, state);
-                }
-                commitEnded.signalAll();
-                result = result(failure == null ? CommitResult.Outcome.COMMITTED : CommitResult.Outcome.FAILED,
-                        sessionId, state, failure);
-            } finally {
-                lock.unlock();
-            }
-        }
-        if (failure instanceof VirtualMachineError) {
-            throw (VirtualMachineError) failure;
-        }
-        if (failure instanceof InterruptedException) {
-            Thread.currentThread().interrupt();
-        }
-        return result;
-    }
-
-    /**
-     * Waits, holding the lock between checks, until the session has no commit in flight or the
-     * deadline passes. An interrupt ends the wait with the interrupt flag restored.
-     *
-     * @return true once no commit is in flight; false on timeout or interrupt
-     */
-    private boolean awaitNotInFlight(String sessionId, long deadlineNanos) {
-        SessionState s;
-        while ((s = sessions.get(sessionId)) != null && s.inFlight) {
-            long remaining = deadlineNanos - System.nanoTime();
-            if (remaining <= 0) {
-                return false;
-            }
-            try {
-                commitEnded.awaitNanos(remaining);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * For the drain: waits up to the deadline until no commit of the session is in flight, then
-     * names the owner of its oldest dirty segment.
-     *
-     * @return that owner; empty when the session is clean; null when a commit was still in flight
-     *     at the deadline or the wait was interrupted
-     */
-    Optional<SessionCommitter> awaitOldestDirtyOwner(String sessionId, long deadlineNanos) {
-        lock.lock();
-        try {
-            if (!awaitNotInFlight(sessionId, deadlineNanos)) {
-                return null;
-            }
-            SessionState s = sessions.get(sessionId);
-            return s == null || !s.dirty() ? Optional.empty() : Optional.of(s.segments.getFirst().owner);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Whether a commit of the session is running now; for the drain's report. */
-    boolean isInFlight(String sessionId) {
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            return s != null && s.inFlight;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void forgetIfIdle(String sessionId, SessionState s) {
-        if (s.forgettable() && sessions.get(sessionId) == s) {
-            sessions.remove(sessionId);
-        }
-    }
-
-    private static CommitResult result(CommitResult.Outcome outcome, String sessionId, SessionState s,
-            Throwable failure) {
-        return new CommitResult(outcome, sessionId, s == null ? 0 : s.committedGeneration,
-                s == null ? 0 : s.generation, failure);
+        return table.commit(sessionId, owner, wait, Deadline.nanos(timeout));
     }
 
     private static boolean isBlank(String sessionId) {
@@ -479,7 +262,7 @@ public final class SessionCommitTracker {
      */
     public SessionDrainReport drainAll(Duration deadline) {
         requireNonNull(deadline, "deadline");
-        return new SessionDrain(this, Deadline.after(deadline), drainParallelism).run(background.startDraining());
+        return new SessionDrain(this, table, Deadline.after(deadline), drainParallelism).run(background.startDraining());
     }
 
     /** A named daemon thread from the builder's factory (forced to daemon, so it never pins the JVM). */

@@ -49,7 +49,7 @@ final class SessionDrain {
         void run() {
             while (!deadline.expired()) {
                 phase = Phase.WAITING;
-                Optional<SessionCommitter> owner = tracker.awaitOldestDirtyOwner(sessionId,
+                Optional<SessionCommitter> owner = table.awaitOldestDirtyOwner(sessionId,
                         System.nanoTime() + deadline.remainingNanos());
                 if (owner == null) {
                     return; // still in flight elsewhere at the deadline, or interrupted
@@ -59,7 +59,7 @@ final class SessionDrain {
                     return;
                 }
                 phase = Phase.COMMITTING;
-                CommitResult r = tracker.commit(sessionId, owner.get(), false, java.time.Duration.ZERO);
+                CommitResult r = table.commit(sessionId, owner.get(), false, 0);
                 switch (r.outcome()) {
                     case COMMITTED:
                         commits++;
@@ -100,12 +100,14 @@ final class SessionDrain {
     }
 
     private final SessionCommitTracker tracker;
+    private final SessionTable table;
     private final Deadline deadline;
     private final int parallelism;
     private int workerCount;
 
-    SessionDrain(SessionCommitTracker tracker, Deadline deadline, int parallelism) {
+    SessionDrain(SessionCommitTracker tracker, SessionTable table, Deadline deadline, int parallelism) {
         this.tracker = tracker;
+        this.table = table;
         this.deadline = deadline;
         this.parallelism = parallelism;
     }
@@ -151,10 +153,10 @@ final class SessionDrain {
             Thread.currentThread().interrupt();
         }
         List<SessionDrainReport.LeftDirty> leftDirty = new ArrayList<>();
-        for (String id : tracker.dirtySessions()) {
+        for (String id : table.dirtySessions()) {
             Attempt a = lastAttempt.get(id);
             SessionDrainReport.Reason reason = a != null ? a.reason()
-                    : tracker.isInFlight(id) ? SessionDrainReport.Reason.IN_FLIGHT_ELSEWHERE
+                    : table.inFlight(id) ? SessionDrainReport.Reason.IN_FLIGHT_ELSEWHERE
                     : SessionDrainReport.Reason.NOT_ATTEMPTED;
             leftDirty.add(new SessionDrainReport.LeftDirty(id, reason,
                     reason == SessionDrainReport.Reason.FAILED ? a.failure : null));
@@ -167,7 +169,7 @@ final class SessionDrain {
 
     /** Starts a pass over the sessions dirty now; null when there are none or the budget is spent. */
     private Pass startPass() {
-        List<String> dirty = tracker.dirtySessions();
+        List<String> dirty = table.dirtySessions();
         if (dirty.isEmpty() || deadline.expired()) {
             return null;
         }
