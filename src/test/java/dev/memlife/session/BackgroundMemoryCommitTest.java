@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Timeout;
  * (the hook is registered with the {@link Runtime}) and, end to end, by {@link
  * SigtermDrainProcessTest} (a child JVM gets SIGTERM and every completed turn is committed).
  */
-@Timeout(30)
+@Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class BackgroundMemoryCommitTest {
 
     private final SessionCommitTracker tracker = SessionCommitTracker.builder().name("webui").build();

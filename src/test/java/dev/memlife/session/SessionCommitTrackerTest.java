@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** The generation bookkeeping of {@link SessionCommitTracker}: the cases a re-implementer gets wrong. */
-@Timeout(30)
+@Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SessionCommitTrackerTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);

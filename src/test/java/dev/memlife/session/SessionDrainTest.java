@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** {@link SessionCommitTracker#drainAll}: what it commits, in which order, and how it keeps its deadline. */
-@Timeout(30)
+@Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SessionDrainTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);

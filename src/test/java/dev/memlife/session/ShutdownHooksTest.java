@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** {@link ShutdownHooks}: one process-wide hook, one shared deadline, a summary that needs no logger. */
-@Timeout(30)
+@Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ShutdownHooksTest {
 
     /** Records hooks instead of registering them with the JVM; remove() can simulate a JVM shutting down. */

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>This is the Java form of the #5543 seed's static-wiring guard (server.py must route SIGTERM
  * to the drain): here the wiring is not parsed but run.
  */
-@Timeout(120)
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SigtermDrainProcessTest {
 
     /** Exit time allowed beyond the drain deadline: JVM shutdown on a loaded 2-core machine. */
