@@ -170,7 +170,7 @@ public final class ShutdownHooks {
     private Registration add(ShutdownPhases.Group group, String name, Drainable drainable) {
         ShutdownPhases.Entry entry = new ShutdownPhases.Entry(group, name, drainable);
         entries.add(entry);
-        return () -> entries.remove(entry);
+        return () -> entries.removeIf(e -> e == entry); // identity: two registrations may be equal records
     }
 
     /**
