@@ -27,9 +27,9 @@ import java.util.function.Supplier;
  *
  * <p>Order, because a commit needs a live manager: trackers first, then the other components,
  * then the managers' {@code shutdownAll}. Within each group every component runs at once on a
- * daemon thread of its own, handed what is left of the deadline (less a slack of at most {@value
- * #SLACK_MILLIS} ms, so a component that keeps its budget is reported with its own report); the
- * hook stops waiting at the deadline, so a hung component cannot hold the JVM. The trackers and
+ * daemon thread of its own, handed what is left of the deadline less a slack (a tenth of it, at
+ * most {@value #SLACK_MILLIS} ms), so a component that keeps its budget is reported with its own
+ * report; the hook stops waiting at the deadline, so a hung component cannot hold the JVM. The trackers and
  * components stop {@value #MANAGER_RESERVE_PERCENT}% of the deadline early, keeping that share for
  * the managers, so a hung commit cannot starve the managers' queued writes. The hook writes its
  * summary straight to {@code System.err} (guarded), because the logging backend may already be
@@ -44,7 +44,7 @@ public final class ShutdownHooks {
     /** Share of the deadline kept for the managers after the trackers and components, in percent. */
     public static final int MANAGER_RESERVE_PERCENT = 10;
     /** Most a component's budget is cut below the time the hook waits for it, in milliseconds. */
-    public static final long SLACK_MILLIS = 50;
+    public static final long SLACK_MILLIS = 200;
 
     /** The lifecycle of one installed hook. */
     public enum State {

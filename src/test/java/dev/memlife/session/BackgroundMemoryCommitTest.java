@@ -275,7 +275,8 @@ class BackgroundMemoryCommitTest {
 
             SessionDrainReport report = tracker.drainAll(Duration.ofMillis(500));
 
-            assertThat(report.elapsed()).isLessThan(Duration.ofMillis(500 + 100));
+            // The seed's bound (3 s for 0.5 s); the 100 ms bound is SessionDrainTest's measurement.
+            assertThat(report.elapsed()).isLessThan(Duration.ofSeconds(3));
             assertThat(report.leftDirty()).containsExactly(
                     new SessionDrainReport.LeftDirty(sid, SessionDrainReport.Reason.IN_FLIGHT_ELSEWHERE, null));
         } finally {
@@ -302,7 +303,8 @@ class BackgroundMemoryCommitTest {
             SessionDrainReport report = tracker.drainAll(Duration.ofMillis(500));
 
             assertThat(provider.hangingCount()).isEqualTo(1);
-            assertThat(report.elapsed()).isLessThan(Duration.ofMillis(500 + 100));
+            // The seed's bound (3 s for 0.5 s); the 100 ms bound is SessionDrainTest's measurement.
+            assertThat(report.elapsed()).isLessThan(Duration.ofSeconds(3));
             assertThat(report.leftDirty()).containsExactly(
                     new SessionDrainReport.LeftDirty(sid, SessionDrainReport.Reason.TIMED_OUT, null));
         } finally {

@@ -22,6 +22,11 @@ import org.junit.jupiter.api.Timeout;
 class SessionDrainTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);
+    /**
+     * Deadline margin for the tests that are not the 100 ms measurement: on a loaded 2-core machine
+     * (load average 12) a timed wait was seen to wake up 170 ms late.
+     */
+    private static final long LOADED_MACHINE_MARGIN_MILLIS = 500;
 
     /**
      * The drain's deadline holds within 100 ms while a provider never returns. Prints the measured
@@ -141,7 +146,7 @@ class SessionDrainTest {
             assertThat(report.leftDirty()).containsExactly(
                     new SessionDrainReport.LeftDirty("a-wedged", SessionDrainReport.Reason.TIMED_OUT, null),
                     new SessionDrainReport.LeftDirty("b-waiting", SessionDrainReport.Reason.NOT_ATTEMPTED, null));
-            assertThat(report.elapsed()).isLessThan(Duration.ofMillis(300 + 100));
+            assertThat(report.elapsed()).isLessThan(Duration.ofMillis(300 + LOADED_MACHINE_MARGIN_MILLIS));
         } finally {
             wedged.release();
         }
@@ -162,7 +167,7 @@ class SessionDrainTest {
             assertThat(report.workersJoined()).isZero();
             assertThat(report.leftDirty()).containsExactly(
                     new SessionDrainReport.LeftDirty("s", SessionDrainReport.Reason.IN_FLIGHT_ELSEWHERE, null));
-            assertThat(report.elapsed()).isLessThan(Duration.ofMillis(300 + 100));
+            assertThat(report.elapsed()).isLessThan(Duration.ofMillis(300 + LOADED_MACHINE_MARGIN_MILLIS));
         } finally {
             wedged.release();
         }
