@@ -1,0 +1,79 @@
+package dev.memlife.session;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The handle {@link SessionCommitTracker#commitInBackground} returns at once: whether a commit
+ * worker was started, and a way to wait for it. Thread-safe.
+ */
+public final class BackgroundCommit {
+
+    /** Whether a background commit was started. */
+    public enum Status {
+        /** A commit worker was registered and started. */
+        STARTED,
+        /** The session had nothing to commit; no worker was started. */
+        NOTHING_TO_COMMIT,
+        /** The tracker is draining: no worker was started; the drain commits the session itself. */
+        REFUSED_DRAINING,
+        /**
+         * The registry already holds its maximum of running workers (they may be wedged in a hung
+         * provider): no worker was started; the work stays dirty for a later commit or the drain.
+         */
+        REFUSED_FULL
+    }
+
+    private final Status status;
+    private final String sessionId;
+    private final Thread worker;
+
+    BackgroundCommit(Status status, String sessionId, Thread worker) {
+        this.status = requireNonNull(status, "status");
+        this.sessionId = sessionId;
+        this.worker = worker;
+    }
+
+    /** Whether a worker was started. */
+    public Status status() {
+        return status;
+    }
+
+    /** The session the commit is for. */
+    public String sessionId() {
+        return sessionId;
+    }
+
+    /**
+     * Waits until the worker has finished (committed, failed or given up) and unregistered itself,
+     * for at most {@code timeout}. Returns at once when no worker was started.
+     *
+     * @return true when no worker is running any more; false on timeout, or on interrupt (the
+     *     interrupt flag is restored)
+     */
+    public boolean awaitDone(Duration timeout) {
+        requireNonNull(timeout, "timeout");
+        if (worker == null) {
+            return true;
+        }
+        try {
+            TimeUnit.NANOSECONDS.timedJoin(worker, Deadline.nanos(timeout));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        return !worker.isAlive();
+    }
+
+    /** The worker thread, if one was started; for tests in this package. */
+    Thread worker() {
+        return worker;
+    }
+
+    @Override
+    public String toString() {
+        return "BackgroundCommit[" + sessionId + ", " + status + "]";
+    }
+}

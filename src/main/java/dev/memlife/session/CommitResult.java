@@ -1,0 +1,51 @@
+package dev.memlife.session;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What one {@link SessionCommitTracker#commit} call did. Immutable and thread-safe.
+ *
+ * @param outcome what happened
+ * @param sessionId the session, as given (may be null or blank for the no-op result)
+ * @param committedGeneration the session's committed generation after the call
+ * @param generation the session's generation after the call; above {@code committedGeneration}
+ *     means work is still uncommitted
+ * @param failure what the owner threw, for {@link Outcome#FAILED}; null otherwise
+ */
+public record CommitResult(Outcome outcome, String sessionId, long committedGeneration, long generation,
+        Throwable failure) {
+
+    /** The outcome of a commit call. */
+    public enum Outcome {
+        /** The owner committed the oldest dirty segment; the committed generation moved to its end. */
+        COMMITTED,
+        /** Nothing to commit: the session is clean, unknown, or its id is null or blank. */
+        NOTHING_TO_COMMIT,
+        /** The oldest dirty segment belongs to another owner; no owner was called. */
+        NOT_OWNER,
+        /** Another commit of the session is in flight (and did not finish within the wait, if any). */
+        IN_FLIGHT,
+        /** The owner threw; the work stays uncommitted and the owner recorded, for a retry. */
+        FAILED,
+        /** The wait for an in-flight commit was interrupted (the interrupt flag is restored). */
+        INTERRUPTED
+    }
+
+    public CommitResult {
+        requireNonNull(outcome, "outcome");
+        if ((outcome == Outcome.FAILED) != (failure != null)) {
+            throw new IllegalArgumentException("a failure goes with FAILED and only with it: " + outcome + ", "
+                    + failure);
+        }
+    }
+
+    /** Whether the owner was called and succeeded. */
+    public boolean committed() {
+        return outcome == Outcome.COMMITTED;
+    }
+
+    /** Whether the session still has uncommitted work after the call. */
+    public boolean stillDirty() {
+        return generation > committedGeneration;
+    }
+}

@@ -1,0 +1,374 @@
+package dev.memlife.session;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.agent.SessionCommitter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Knows, per session, which completed turns are not yet committed (end-of-session extraction) and
+ * which owner holds them, commits them at session boundaries — inline, or fire-and-forget in the
+ * background — and drains everything still uncommitted at shutdown, within a deadline.
+ *
+ * <h2>Generations</h2>
+ * Each session counts its completed turns: its <em>generation</em>. {@link #markTurnCompleted}
+ * bumps it and records the work in a <em>segment</em> {@code (start, end, owner)} of consecutive
+ * generations held by one owner (an agent). {@link #commit} commits the oldest dirty segment through
+ * its owner and, on success, advances the <em>committed generation</em> to that segment's end as
+ * captured when the commit began — never further, so a turn completed while a commit is in flight
+ * stays dirty. A failed commit leaves the work and its owner recorded for a retry. Owners are
+ * compared by identity ({@code ==}), and only a segment's owner can commit it: a replacement owner
+ * cannot claim an older owner's work. No owner is ever called under the tracker's lock.
+ *
+ * <p>A session is forgotten when it has no registered owner and nothing to commit; {@link
+ * #discard} forgets one explicitly. A null or blank session id is a safe no-op everywhere (each
+ * method says what it returns then).
+ *
+ * <p>This class is thread-safe: one lock guards all session state, and every method may be called
+ * from any thread at any time, including from inside an owner's commit.
+ */
+public final class SessionCommitTracker {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SessionCommitTracker.class);
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final String name;
+    private final int drainParallelism;
+    private final Duration backgroundWaitTimeout;
+    private final ThreadFactory threadFactory;
+    private final BackgroundCommits background;
+
+    private final SessionTable table = new SessionTable();
+
+    /** A tracker with every default of {@link Builder}. */
+    public SessionCommitTracker() {
+        this(new Builder());
+    }
+
+    private SessionCommitTracker(Builder b) {
+        this.name = b.name != null ? b.name : "sessions-" + INSTANCES.incrementAndGet();
+        this.drainParallelism = b.drainParallelism;
+        this.backgroundWaitTimeout = b.backgroundWaitTimeout;
+        this.threadFactory = b.threadFactory;
+        this.background = new BackgroundCommits(b.maxBackgroundCommits);
+    }
+
+    /** A builder for a tracker with settings other than the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** This tracker's name, as it appears in thread names and reports. */
+    public String name() {
+        return name;
+    }
+
+    // ---- owners and turns ------------------------------------------------------------------------
+
+    /**
+     * Makes {@code owner} the session's registered owner, replacing any other; a session with a
+     * registered owner is remembered even while clean. Work already recorded stays with the owner
+     * that did it.
+     *
+     * @return the owner registered before, or null (also for a null or blank id, which is a no-op)
+     */
+    public SessionCommitter registerOwner(String sessionId, SessionCommitter owner) {
+        requireNonNull(owner, "owner");
+        return isBlank(sessionId) ? null : table.registerOwner(sessionId, owner);
+    }
+
+    /**
+     * Removes {@code owner} as the session's registered owner, if it is the registered one
+     * (identity). Its uncommitted work stays recorded and committable through it.
+     *
+     * @return true if it was the registered owner; false otherwise, and for a null or blank id
+     */
+    public boolean unregisterOwner(String sessionId, SessionCommitter owner) {
+        requireNonNull(owner, "owner");
+        return !isBlank(sessionId) && table.unregisterOwner(sessionId, owner);
+    }
+
+    /** The session's registered owner, if any. */
+    public Optional<SessionCommitter> registeredOwner(String sessionId) {
+        return isBlank(sessionId) ? Optional.empty() : Optional.ofNullable(table.registeredOwner(sessionId));
+    }
+
+    /**
+     * Records that {@code owner} completed one more turn of the session: bumps the generation and
+     * extends the owner's last segment, or starts a new one when the last segment is another
+     * owner's or a commit is in flight. Never waits except for the tracker's lock.
+     *
+     * @return the session's new generation; 0 for a null or blank id (nothing is recorded)
+     */
+    public long markTurnCompleted(String sessionId, SessionCommitter owner) {
+        requireNonNull(owner, "owner");
+        return isBlank(sessionId) ? 0 : table.markTurn(sessionId, owner);
+    }
+
+    /** Whether the session has completed turns not yet committed (also while a commit runs). */
+    public boolean hasUncommittedWork(String sessionId) {
+        return !isBlank(sessionId) && table.dirty(sessionId);
+    }
+
+    /** The ids of every session with uncommitted work, sorted. */
+    public List<String> dirtySessions() {
+        return table.dirtySessions();
+    }
+
+    /**
+     * Forgets a clean, idle session and its registered owner. Refuses a session with uncommitted
+     * work or a commit in flight: that work would be lost.
+     *
+     * @return what happened; {@link DiscardResult#NO_SESSION} for an unknown, null or blank id
+     */
+    public DiscardResult discard(String sessionId) {
+        return isBlank(sessionId) ? DiscardResult.NO_SESSION : table.discard(sessionId);
+    }
+
+    // ---- commits ---------------------------------------------------------------------------------
+
+    /**
+     * Commits the session's oldest dirty segment through {@code owner} — one segment per call — on
+     * this thread, outside the tracker's lock. Only that segment's owner (identity) may commit it.
+     *
+     * <p>When another commit of the session is in flight: without {@code wait} this returns {@link
+     * CommitResult.Outcome#IN_FLIGHT} at once; with {@code wait} it first waits up to {@code timeout}
+     * for that commit to end, then commits whatever is still dirty. The owner call itself is not
+     * bounded: it takes as long as the owner takes. An interrupt while waiting returns {@link
+     * CommitResult.Outcome#INTERRUPTED} with the interrupt flag restored.
+     *
+     * @return what happened; {@link CommitResult.Outcome#NOTHING_TO_COMMIT} for a clean, unknown,
+     *     null or blank session
+     * @throws VirtualMachineError if the owner threw one (after the in-flight mark was cleared)
+     */
+    public CommitResult commit(String sessionId, SessionCommitter owner, boolean wait, Duration timeout) {
+        requireNonNull(owner, "owner");
+        requireNonNull(timeout, "timeout");
+        if (isBlank(sessionId)) {
+            return new CommitResult(CommitResult.Outcome.NOTHING_TO_COMMIT, sessionId, 0, 0, null);
+        }
+        return table.commit(sessionId, owner, wait, Deadline.nanos(timeout));
+    }
+
+    private static boolean isBlank(String sessionId) {
+        return sessionId == null || sessionId.isBlank();
+    }
+
+    // ---- background commits ----------------------------------------------------------------------
+
+    /**
+     * Commits the session fire-and-forget: registers a commit worker and starts it, and returns at
+     * once without waiting for any owner. The worker commits the owner's dirty segments one after
+     * the other ({@link #commit} with a wait of at most the builder's background wait timeout for a
+     * commit already in flight), logs a failure, and unregisters itself when it ends.
+     *
+     * <p>No worker is started when the session is clean, when draining has begun (the drain commits
+     * the session itself), or when the registry is full; the returned status says which.
+     */
+    public BackgroundCommit commitInBackground(String sessionId, SessionCommitter owner) {
+        requireNonNull(owner, "owner");
+        if (!hasUncommittedWork(sessionId)) {
+            return new BackgroundCommit(BackgroundCommit.Status.NOTHING_TO_COMMIT, sessionId, null);
+        }
+        Thread worker = newThread(() -> runBackgroundCommit(sessionId, owner), "memlife-commit-" + sessionId);
+        switch (background.register(worker)) {
+            case ACCEPTED:
+                break;
+            case DRAINING:
+                return new BackgroundCommit(BackgroundCommit.Status.REFUSED_DRAINING, sessionId, null);
+            case FULL:
+                return new BackgroundCommit(BackgroundCommit.Status.REFUSED_FULL, sessionId, null);
+            default:
+                throw new IllegalStateException("unknown registration outcome for " + worker);
+        }
+        try {
+            worker.start();
+        } catch (Throwable t) {
+            background.unregister(worker);
+            throw t;
+        }
+        return new BackgroundCommit(BackgroundCommit.Status.STARTED, sessionId, worker);
+    }
+
+    private void runBackgroundCommit(String sessionId, SessionCommitter owner) {
+        try {
+            CommitResult r;
+            do {
+                r = commit(sessionId, owner, true, backgroundWaitTimeout);
+            } while (r.committed() && r.stillDirty());
+            if (r.outcome() == CommitResult.Outcome.FAILED) {
+                LOG.warn("background commit of session '{}' (tracker '{}') failed; the work stays uncommitted for a"
+                        + " retry or the shutdown drain", sessionId, name, r.failure());
+            } else if (r.outcome() == CommitResult.Outcome.IN_FLIGHT) {
+                LOG.warn("background commit of session '{}' (tracker '{}') gave up after waiting {} ms for the commit"
+                        + " in flight; the work stays uncommitted", sessionId, name, backgroundWaitTimeout.toMillis());
+            }
+        } finally {
+            background.unregister(Thread.currentThread());
+        }
+    }
+
+    /**
+     * Registers a fire-and-forget commit worker the caller made itself, so the drain joins it. The
+     * caller must start the worker only when this returns true, and the worker must {@link
+     * #unregisterBackgroundCommit unregister} itself when it ends (in a {@code finally}).
+     *
+     * @return true if registered; false once draining has begun (the drain then commits the session
+     *     itself) or when the registry already holds {@link Builder#maxBackgroundCommits} workers
+     */
+    public boolean registerBackgroundCommit(Thread worker) {
+        return background.register(worker) == BackgroundCommits.Registration.ACCEPTED;
+    }
+
+    /** Removes a worker from the registry; removing one that is not registered does nothing. */
+    public void unregisterBackgroundCommit(Thread worker) {
+        background.unregister(worker);
+    }
+
+    /** The registered background commit workers, in registration order. */
+    public List<Thread> backgroundCommits() {
+        return background.snapshot();
+    }
+
+    /** Whether {@link #drainAll} has begun; background commits are refused from then on. */
+    public boolean isDraining() {
+        return background.draining();
+    }
+
+    // ---- shutdown drain --------------------------------------------------------------------------
+
+    /**
+     * Commits everything still uncommitted, within one deadline. Marks the tracker draining (later
+     * background commits are refused for good), waits for the registered background workers, and
+     * commits the dirty sessions — up to the builder's drain parallelism at once, each session's
+     * segments in order through their owners — pass after pass until every session is clean, the
+     * deadline has passed, or a pass commits nothing. The first pass already runs while the drain
+     * waits for the workers, so one wedged worker cannot starve every other session; a session whose
+     * worker is still committing is simply waited for, never committed twice.
+     *
+     * <p>Returns by the deadline even when an owner never returns: every owner call runs on a daemon
+     * drain worker, and a worker still busy at the deadline is left running detached (its commit,
+     * if it ever finishes, is still recorded). An interrupt ends the drain early, with the interrupt
+     * flag restored. May be called again, e.g. by a shutdown hook after an explicit drain.
+     *
+     * @param deadline the whole drain's budget; zero or negative gives up at once on whatever is dirty
+     * @return the sessions left dirty and why, with counts and the time taken
+     */
+    public SessionDrainReport drainAll(Duration deadline) {
+        requireNonNull(deadline, "deadline");
+        return new SessionDrain(this, table, Deadline.after(deadline), drainParallelism).run(background.startDraining());
+    }
+
+    /** A named daemon thread from the builder's factory (forced to daemon, so it never pins the JVM). */
+    Thread newThread(Runnable body, String defaultName) {
+        if (threadFactory == null) {
+            Thread t = new Thread(body, defaultName);
+            t.setDaemon(true);
+            return t;
+        }
+        Thread t = threadFactory.newThread(body);
+        if (t == null) {
+            throw new IllegalStateException("thread factory of tracker '" + name + "' returned null for " + defaultName);
+        }
+        if (!t.isDaemon()) {
+            t.setDaemon(true);
+        }
+        return t;
+    }
+
+    @Override
+    public String toString() {
+        return "SessionCommitTracker[" + name + ", dirty=" + dirtySessions().size() + ", background="
+                + background.snapshot().size() + (isDraining() ? ", draining" : "") + "]";
+    }
+
+    /**
+     * Settings for a {@link SessionCommitTracker}. Setters check their argument; {@link #build()}
+     * copies the settings. Not thread-safe.
+     */
+    public static final class Builder {
+
+        /** Default number of sessions {@link SessionCommitTracker#drainAll} commits at once. */
+        public static final int DEFAULT_DRAIN_PARALLELISM = 8;
+        /** Default most background commit workers registered at once. */
+        public static final int DEFAULT_MAX_BACKGROUND_COMMITS = 256;
+        /** Default time a background commit waits for a commit already in flight, in milliseconds. */
+        public static final long DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS = 30_000;
+
+        private String name;
+        private int drainParallelism = DEFAULT_DRAIN_PARALLELISM;
+        private int maxBackgroundCommits = DEFAULT_MAX_BACKGROUND_COMMITS;
+        private Duration backgroundWaitTimeout = Duration.ofMillis(DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS);
+        private ThreadFactory threadFactory;
+
+        private Builder() {}
+
+        /** The tracker's name in reports and logs; default {@code sessions-<n>}. */
+        public Builder name(String name) {
+            requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /** How many sessions the drain commits at once; default {@value #DEFAULT_DRAIN_PARALLELISM}. */
+        public Builder drainParallelism(int drainParallelism) {
+            if (drainParallelism < 1) {
+                throw new IllegalArgumentException("drainParallelism must be at least 1, was " + drainParallelism);
+            }
+            this.drainParallelism = drainParallelism;
+            return this;
+        }
+
+        /**
+         * The most background commit workers registered at once; beyond it {@code commitInBackground}
+         * refuses (the work stays dirty). Default {@value #DEFAULT_MAX_BACKGROUND_COMMITS}.
+         */
+        public Builder maxBackgroundCommits(int maxBackgroundCommits) {
+            if (maxBackgroundCommits < 1) {
+                throw new IllegalArgumentException("maxBackgroundCommits must be at least 1, was "
+                        + maxBackgroundCommits);
+            }
+            this.maxBackgroundCommits = maxBackgroundCommits;
+            return this;
+        }
+
+        /**
+         * How long a background commit waits for a commit of the same session already in flight;
+         * default {@value #DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS} ms.
+         */
+        public Builder backgroundWaitTimeout(Duration backgroundWaitTimeout) {
+            requireNonNull(backgroundWaitTimeout, "backgroundWaitTimeout");
+            if (backgroundWaitTimeout.isNegative()) {
+                throw new IllegalArgumentException("backgroundWaitTimeout must not be negative, was "
+                        + backgroundWaitTimeout);
+            }
+            this.backgroundWaitTimeout = backgroundWaitTimeout;
+            return this;
+        }
+
+        /**
+         * Makes the background commit and drain worker threads. By default they are daemon threads
+         * named {@code memlife-commit-<session>} and {@code memlife-drain-<tracker>-<n>}; a thread
+         * the factory makes non-daemon is switched to daemon before it starts, so a hung owner never
+         * keeps the JVM alive.
+         */
+        public Builder threadFactory(ThreadFactory threadFactory) {
+            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+            return this;
+        }
+
+        /** A new tracker with these settings. */
+        public SessionCommitTracker build() {
+            return new SessionCommitTracker(this);
+        }
+    }
+}

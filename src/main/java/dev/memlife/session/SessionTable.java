@@ -1,0 +1,250 @@
+package dev.memlife.session;
+
+import dev.memlife.agent.SessionCommitter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The session states of one {@link SessionCommitTracker} and the commit protocol over them:
+ * capture the oldest segment's end and mark it in flight under the lock, call its owner outside
+ * the lock, then record the outcome under the lock again. Arguments are checked by the tracker:
+ * session ids here are never null or blank, owners never null. Thread-safe: one lock guards every
+ * state, and no owner is ever called while it is held.
+ */
+final class SessionTable {
+
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled whenever a commit ends (success or failure), so waiters re-check {@code inFlight}. */
+    private final Condition commitEnded = lock.newCondition();
+    /** Guarded by {@link #lock}. */
+    private final Map<String, SessionState> sessions = new HashMap<>();
+
+    SessionCommitter registerOwner(String sessionId, SessionCommitter owner) {
+        lock.lock();
+        try {
+            SessionState s = sessions.computeIfAbsent(sessionId, id -> new SessionState());
+            SessionCommitter previous = s.registeredOwner;
+            s.registeredOwner = owner;
+            return previous;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean unregisterOwner(String sessionId, SessionCommitter owner) {
+        lock.lock();
+        try {
+            SessionState s = sessions.get(sessionId);
+            if (s == null || s.registeredOwner != owner) {
+                return false;
+            }
+            s.registeredOwner = null;
+            forgetIfIdle(sessionId, s);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    SessionCommitter registeredOwner(String sessionId) {
+        lock.lock();
+        try {
+            SessionState s = sessions.get(sessionId);
+            return s == null ? null : s.registeredOwner;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long markTurn(String sessionId, SessionCommitter owner) {
+        lock.lock();
+        try {
+            return sessions.computeIfAbsent(sessionId, id -> new SessionState()).markTurn(owner);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean dirty(String sessionId) {
+        lock.lock();
+        try {
+            SessionState s = sessions.get(sessionId);
+            return s != null && s.dirty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean inFlight(String sessionId) {
+        lock.lock();
+        try {
+            SessionState s = sessions.get(sessionId);
+            return s != null && s.inFlight;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The dirty sessions' ids, sorted. */
+    List<String> dirtySessions() {
+        lock.lock();
+        try {
+            List<String> out = new ArrayList<>();
+            sessions.forEach((id, s) -> {
+                if (s.dirty()) {
+                    out.add(id);
+                }
+            });
+            out.sort(null);
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    DiscardResult discard(String sessionId) {
+        lock.lock();
+        try {
+            SessionState s = sessions.get(sessionId);
+            if (s == null) {
+                return DiscardResult.NO_SESSION;
+            }
+            if (s.inFlight) {
+                return DiscardResult.REFUSED_IN_FLIGHT;
+            }
+            if (s.dirty()) {
+                return DiscardResult.REFUSED_DIRTY;
+            }
+            sessions.remove(sessionId);
+            return DiscardResult.DISCARDED;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** See {@link SessionCommitTracker#commit}; {@code waitNanos} is how long to wait for an in-flight commit. */
+    CommitResult commit(String sessionId, SessionCommitter owner, boolean wait, long waitNanos) {
+        SessionState state;
+        long capturedEnd;
+        lock.lock();
+        try {
+            SessionState s = sessions.get(sessionId);
+            if (wait && s != null && s.inFlight) {
+                if (!awaitNotInFlight(sessionId, System.nanoTime() + waitNanos)) {
+                    return result(Thread.currentThread().isInterrupted() ? CommitResult.Outcome.INTERRUPTED
+                            : CommitResult.Outcome.IN_FLIGHT, sessionId, sessions.get(sessionId), null);
+                }
+                s = sessions.get(sessionId);
+            }
+            if (s == null || !s.dirty()) {
+                return result(CommitResult.Outcome.NOTHING_TO_COMMIT, sessionId, s, null);
+            }
+            if (s.inFlight) {
+                return result(CommitResult.Outcome.IN_FLIGHT, sessionId, s, null);
+            }
+            if (s.segments.getFirst().owner != owner) {
+                return result(CommitResult.Outcome.NOT_OWNER, sessionId, s, null);
+            }
+            capturedEnd = s.segments.getFirst().end;
+            s.inFlight = true;
+            state = s;
+        } finally {
+            lock.unlock();
+        }
+        return callOwner(sessionId, owner, state, capturedEnd);
+    }
+
+    private CommitResult callOwner(String sessionId, SessionCommitter owner, SessionState state, long capturedEnd) {
+        Throwable failure = null;
+        CommitResult result;
+        try {
+            owner.commitSession();
+        } catch (Throwable t) {
+            failure = t;
+        } finally {
+            lock.lock();
+            try {
+                state.inFlight = false;
+                if (failure == null) {
+                    // The segment could not grow while in flight, so its end is still the captured one.
+                    state.segments.removeFirst();
+                    state.committedGeneration = Math.max(state.committedGeneration, capturedEnd);
+                    forgetIfIdle(sessionId, state);
+                }
+                commitEnded.signalAll();
+                result = result(failure == null ? CommitResult.Outcome.COMMITTED : CommitResult.Outcome.FAILED,
+                        sessionId, state, failure);
+            } finally {
+                lock.unlock();
+            }
+        }
+        if (failure instanceof VirtualMachineError) {
+            throw (VirtualMachineError) failure;
+        }
+        if (failure instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+        }
+        return result;
+    }
+
+    /**
+     * For the drain: waits up to the deadline until no commit of the session is in flight, then
+     * names the owner of its oldest dirty segment.
+     *
+     * @return that owner; empty when the session is clean; null when a commit was still in flight
+     *     at the deadline or the wait was interrupted (the interrupt flag is restored)
+     */
+    Optional<SessionCommitter> awaitOldestDirtyOwner(String sessionId, long deadlineNanos) {
+        lock.lock();
+        try {
+            if (!awaitNotInFlight(sessionId, deadlineNanos)) {
+                return null;
+            }
+            SessionState s = sessions.get(sessionId);
+            return s == null || !s.dirty() ? Optional.empty() : Optional.of(s.segments.getFirst().owner);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits, with the lock held between checks, until the session has no commit in flight or the
+     * deadline passes. An interrupt ends the wait with the interrupt flag restored.
+     *
+     * @return true once no commit is in flight; false on timeout or interrupt
+     */
+    private boolean awaitNotInFlight(String sessionId, long deadlineNanos) {
+        SessionState s;
+        while ((s = sessions.get(sessionId)) != null && s.inFlight) {
+            long remaining = deadlineNanos - System.nanoTime();
+            if (remaining <= 0) {
+                return false;
+            }
+            try {
+                commitEnded.awaitNanos(remaining);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Forgets a state that holds nothing: no work, no commit, no owner. Lock held. */
+    private void forgetIfIdle(String sessionId, SessionState s) {
+        if (s.forgettable() && sessions.get(sessionId) == s) {
+            sessions.remove(sessionId);
+        }
+    }
+
+    private static CommitResult result(CommitResult.Outcome outcome, String sessionId, SessionState s,
+            Throwable failure) {
+        return new CommitResult(outcome, sessionId, s == null ? 0 : s.committedGeneration,
+                s == null ? 0 : s.generation, failure);
+    }
+}

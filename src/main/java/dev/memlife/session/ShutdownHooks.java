@@ -1,0 +1,257 @@
+package dev.memlife.session;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.MemoryManager;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+/**
+ * The one opt-in, process-wide JVM shutdown hook of memlife: on SIGTERM (or {@code System.exit})
+ * it drains every registered {@link SessionCommitTracker}, {@link Drainable} component and {@link
+ * MemoryManager} under one shared deadline, and prints a summary to {@code System.err}.
+ *
+ * <pre>{@code
+ * ShutdownHooks hooks = ShutdownHooks.install(Duration.ofSeconds(20)); // idempotent
+ * hooks.register(tracker);                        // session commits first
+ * hooks.register("gateway", gateway::stop);       // then any component with stop(Duration)
+ * ShutdownHooks.Registration r = hooks.register(manager); // managers last
+ * r.close();                                      // e.g. when that manager's agent is closed
+ * }</pre>
+ *
+ * <p>Order, because a commit needs a live manager: trackers first, then the other components,
+ * then the managers' {@code shutdownAll}. Within each group every component runs at once on a
+ * daemon thread of its own, handed what is left of the deadline less a slack (a tenth of it, at
+ * most {@value #SLACK_MILLIS} ms), so a component that keeps its budget is reported with its own
+ * report; the hook stops waiting at the deadline, so a hung component cannot hold the JVM. The trackers and
+ * components stop {@value #MANAGER_RESERVE_PERCENT}% of the deadline early, keeping that share for
+ * the managers, so a hung commit cannot starve the managers' queued writes. The hook writes its
+ * summary straight to {@code System.err} (guarded), because the logging backend may already be
+ * stopped by its own shutdown hook.
+ *
+ * <p>This class is thread-safe: registrations are copy-on-write, and the lifecycle moves by CAS.
+ */
+public final class ShutdownHooks {
+
+    /** Default shared deadline of the shutdown drain, in milliseconds. */
+    public static final long DEFAULT_DEADLINE_MILLIS = 20_000;
+    /** Share of the deadline kept for the managers after the trackers and components, in percent. */
+    public static final int MANAGER_RESERVE_PERCENT = 10;
+    /** Most a component's budget is cut below the time the hook waits for it, in milliseconds. */
+    public static final long SLACK_MILLIS = 200;
+
+    /** The lifecycle of one installed hook. */
+    public enum State {
+        /** Registered with the runtime; it drains when the JVM shuts down. */
+        INSTALLED,
+        /** The JVM is shutting down and the hook is draining (or has drained). */
+        RUNNING,
+        /** Removed by {@link #close()}; it will not drain. */
+        CLOSED
+    }
+
+    /** A registration; {@link #close()} removes the component from the hook. */
+    @FunctionalInterface
+    public interface Registration extends AutoCloseable {
+        /** Removes the component; idempotent. */
+        @Override
+        void close();
+    }
+
+    /** Where hooks are added and removed; the JVM's {@link Runtime} outside tests. */
+    interface HookRegistry {
+        void add(Thread hook);
+
+        /** @throws IllegalStateException if the JVM is already shutting down */
+        boolean remove(Thread hook);
+    }
+
+    private static final HookRegistry JVM = new HookRegistry() {
+        @Override
+        public void add(Thread hook) {
+            Runtime.getRuntime().addShutdownHook(hook);
+        }
+
+        @Override
+        public boolean remove(Thread hook) {
+            return Runtime.getRuntime().removeShutdownHook(hook);
+        }
+    };
+
+    private static final Object GLOBAL = new Object();
+    /** The installed process-wide instance; guarded by {@link #GLOBAL}. */
+    private static ShutdownHooks installed;
+
+    private final Duration deadline;
+    private final HookRegistry registry;
+    private final Supplier<PrintStream> err;
+    private final Thread hook;
+    private final AtomicReference<State> state = new AtomicReference<>(State.INSTALLED);
+    private final List<ShutdownPhases.Entry> entries = new CopyOnWriteArrayList<>();
+
+    ShutdownHooks(Duration deadline, HookRegistry registry, Supplier<PrintStream> err) {
+        this.deadline = deadline;
+        this.registry = registry;
+        this.err = err;
+        this.hook = new Thread(this::runAsHook, "memlife-shutdown-hook");
+    }
+
+    /** {@link #install(Duration)} with the default deadline of {@value #DEFAULT_DEADLINE_MILLIS} ms. */
+    public static ShutdownHooks install() {
+        return install(Duration.ofMillis(DEFAULT_DEADLINE_MILLIS));
+    }
+
+    /**
+     * Installs the process-wide hook, once: a later call returns the installed instance unchanged
+     * (its deadline stays the first one given). After {@link #close()}, a call installs a new one.
+     *
+     * @param deadline the shared deadline of the whole shutdown drain
+     * @throws IllegalArgumentException if {@code deadline} is negative
+     * @throws IllegalStateException if the JVM is already shutting down
+     */
+    public static ShutdownHooks install(Duration deadline) {
+        requireNonNull(deadline, "deadline");
+        if (deadline.isNegative()) {
+            throw new IllegalArgumentException("deadline must not be negative, was " + deadline);
+        }
+        synchronized (GLOBAL) {
+            if (installed == null) {
+                ShutdownHooks hooks = new ShutdownHooks(deadline, JVM, () -> System.err);
+                warmUp();
+                JVM.add(hooks.hook);
+                installed = hooks;
+            }
+            return installed;
+        }
+    }
+
+    /**
+     * Runs the hook's own code path once with a no-op component, so that SIGTERM does not pay for
+     * loading and linking it (hundreds of milliseconds on a loaded machine, outside any deadline).
+     */
+    private static void warmUp() {
+        ShutdownPhases.run(List.of(new ShutdownPhases.Entry(ShutdownPhases.Group.COMPONENTS, "warm-up", b -> b)),
+                Deadline.after(Duration.ofSeconds(1)), MANAGER_RESERVE_PERCENT, Duration.ofMillis(SLACK_MILLIS))
+                .toString();
+    }
+
+    /** The installed process-wide hook, if any. */
+    public static Optional<ShutdownHooks> installed() {
+        synchronized (GLOBAL) {
+            return Optional.ofNullable(installed);
+        }
+    }
+
+    /** Drains the tracker ({@link SessionCommitTracker#drainAll}) first, before any manager. */
+    public Registration register(SessionCommitTracker tracker) {
+        requireNonNull(tracker, "tracker");
+        return add(ShutdownPhases.Group.TRACKERS, "tracker " + tracker.name(), tracker::drainAll);
+    }
+
+    /** Drains the component after the trackers and before the managers. */
+    public Registration register(String name, Drainable component) {
+        requireNonNull(name, "name");
+        requireNonNull(component, "component");
+        return add(ShutdownPhases.Group.COMPONENTS, name, component);
+    }
+
+    /** Shuts the manager down ({@link MemoryManager#shutdownAll(Duration)}) last, with what is left. */
+    public Registration register(MemoryManager manager) {
+        requireNonNull(manager, "manager");
+        return add(ShutdownPhases.Group.MANAGERS, "manager " + manager.name(), manager::shutdownAll);
+    }
+
+    private Registration add(ShutdownPhases.Group group, String name, Drainable drainable) {
+        ShutdownPhases.Entry entry = new ShutdownPhases.Entry(group, name, drainable);
+        entries.add(entry);
+        return () -> entries.removeIf(e -> e == entry); // identity: two registrations may be equal records
+    }
+
+    /**
+     * Runs the drain the hook runs, now, on this thread: every registered component, under one
+     * deadline, as the class javadoc describes. Waits at most the deadline (plus thread start-up);
+     * an interrupt stops the waiting early (components not waited for are reported as timed out) and
+     * the interrupt flag is restored. Does not print.
+     */
+    public ShutdownReport drainNow() {
+        return ShutdownPhases.run(List.copyOf(entries), Deadline.after(deadline), MANAGER_RESERVE_PERCENT,
+                Duration.ofMillis(SLACK_MILLIS));
+    }
+
+    private void runAsHook() {
+        if (!state.compareAndSet(State.INSTALLED, State.RUNNING)) {
+            return; // closed while the JVM was already starting the hooks
+        }
+        String summary;
+        try {
+            summary = drainNow().toString();
+        } catch (Throwable t) {
+            summary = "memlife shutdown drain failed: " + t;
+        }
+        try {
+            PrintStream out = err.get();
+            out.println(summary);
+            out.flush();
+        } catch (Throwable ignored) {
+            // stderr may itself be gone this late in the JVM's life; there is nowhere left to report
+        }
+    }
+
+    /**
+     * Removes the hook from the runtime (for an application that drains on its own); idempotent.
+     * Tolerates a JVM that is already shutting down: the hook then either ran or does nothing.
+     *
+     * @return true if the hook was removed from the runtime by this call
+     */
+    public boolean close() {
+        if (!state.compareAndSet(State.INSTALLED, State.CLOSED)) {
+            return false;
+        }
+        synchronized (GLOBAL) {
+            if (installed == this) {
+                installed = null;
+            }
+        }
+        try {
+            return registry.remove(hook);
+        } catch (IllegalStateException shutdownInProgress) {
+            return false;
+        }
+    }
+
+    /** Where this hook is in its lifecycle. */
+    public State state() {
+        return state.get();
+    }
+
+    /** The shared deadline of the drain. */
+    public Duration deadline() {
+        return deadline;
+    }
+
+    /** The registered components' names, in drain order. */
+    public List<String> registered() {
+        List<String> names = new ArrayList<>();
+        for (ShutdownPhases.Group g : ShutdownPhases.Group.values()) {
+            entries.stream().filter(e -> e.group() == g).forEach(e -> names.add(e.name()));
+        }
+        return names;
+    }
+
+    /** The hook thread; for tests in this package. */
+    Thread hookThread() {
+        return hook;
+    }
+
+    @Override
+    public String toString() {
+        return "ShutdownHooks[" + state.get() + ", deadline=" + deadline.toMillis() + "ms, registered=" + registered()
+                + "]";
+    }
+}

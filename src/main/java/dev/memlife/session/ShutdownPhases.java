@@ -1,0 +1,100 @@
+package dev.memlife.session;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The shutdown drain itself: the registered components group by group, each group's components
+ * at once on daemon threads, the waiting bounded by the shared deadline. Stateless.
+ */
+final class ShutdownPhases {
+
+    /** The groups, in drain order. */
+    enum Group {
+        /** Session commit trackers: commit while the managers still accept work. */
+        TRACKERS,
+        /** Other components, such as a gateway closing its agents. */
+        COMPONENTS,
+        /** Memory managers: drain their queues and shut their providers down. */
+        MANAGERS
+    }
+
+    record Entry(Group group, String name, Drainable drainable) {}
+
+    /** One component's drain on its own daemon thread. Fields are written before {@code ended}. */
+    private static final class Run {
+        final Entry entry;
+        final CountDownLatch ended = new CountDownLatch(1);
+        final long startNanos = System.nanoTime();
+        volatile Object report;
+        volatile Throwable failure;
+        volatile long endNanos;
+
+        Run(Entry entry, Duration budget) {
+            this.entry = entry;
+            Thread t = new Thread(() -> {
+                try {
+                    report = entry.drainable().drain(budget);
+                } catch (Throwable e) {
+                    failure = e;
+                } finally {
+                    endNanos = System.nanoTime();
+                    ended.countDown();
+                }
+            }, "memlife-shutdown-" + entry.name());
+            t.setDaemon(true);
+            t.start();
+        }
+
+        ShutdownReport.Component result() {
+            if (ended.getCount() > 0) {
+                return new ShutdownReport.Component(entry.name(), ShutdownReport.Status.TIMED_OUT, null, null,
+                        Duration.ofNanos(System.nanoTime() - startNanos));
+            }
+            Duration took = Duration.ofNanos(endNanos - startNanos);
+            return failure == null
+                    ? new ShutdownReport.Component(entry.name(), ShutdownReport.Status.DONE, report, null, took)
+                    : new ShutdownReport.Component(entry.name(), ShutdownReport.Status.FAILED, null, failure, took);
+        }
+    }
+
+    private ShutdownPhases() {}
+
+    static ShutdownReport run(List<Entry> entries, Deadline deadline, int managerReservePercent, Duration slack) {
+        Deadline early = deadline.reserving(deadline.budget().multipliedBy(managerReservePercent).dividedBy(100));
+        List<ShutdownReport.Component> out = new ArrayList<>();
+        for (Group group : Group.values()) {
+            List<Entry> members = entries.stream().filter(e -> e.group() == group).toList();
+            if (!members.isEmpty()) {
+                runGroup(members, group == Group.MANAGERS ? deadline : early, slack, out);
+            }
+        }
+        return new ShutdownReport(out, deadline.budget(), deadline.elapsed());
+    }
+
+    private static void runGroup(List<Entry> members, Deadline until, Duration slack, List<ShutdownReport.Component> out) {
+        long remaining = Math.max(0, until.remainingNanos());
+        Duration budget = Duration.ofNanos(remaining - Math.min(Deadline.nanos(slack), remaining / 10));
+        List<Run> runs = new ArrayList<>();
+        for (Entry e : members) {
+            runs.add(new Run(e, budget));
+        }
+        boolean interrupted = false;
+        for (Run r : runs) {
+            try {
+                if (!interrupted) {
+                    r.ended.await(Math.max(0, until.remainingNanos()), TimeUnit.NANOSECONDS);
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+            out.add(r.result());
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,237 @@
+package dev.memlife.session;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.Message;
+import dev.memlife.agent.SessionCommitter;
+import dev.memlife.testing.RecordingProvider;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** {@link ShutdownHooks}: one process-wide hook, one shared deadline, a summary that needs no logger. */
+@Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ShutdownHooksTest {
+
+    /** Records hooks instead of registering them with the JVM; remove() can simulate a JVM shutting down. */
+    private static final class FakeRegistry implements ShutdownHooks.HookRegistry {
+        final List<Thread> added = new ArrayList<>();
+        volatile boolean shuttingDown;
+
+        @Override
+        public void add(Thread hook) {
+            added.add(hook);
+        }
+
+        @Override
+        public boolean remove(Thread hook) {
+            if (shuttingDown) {
+                throw new IllegalStateException("Shutdown in progress");
+            }
+            return added.remove(hook);
+        }
+    }
+
+    private final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    private final FakeRegistry registry = new FakeRegistry();
+
+    private ShutdownHooks hooks(Duration deadline) {
+        return new ShutdownHooks(deadline, registry, () -> new PrintStream(printed, true, StandardCharsets.UTF_8));
+    }
+
+    /** What the JVM does on SIGTERM: run the hook thread to the end. */
+    private static void simulateJvmShutdown(ShutdownHooks hooks) throws InterruptedException {
+        Thread hook = hooks.hookThread();
+        hook.start();
+        hook.join(20_000);
+        assertThat(hook.isAlive()).isFalse();
+    }
+
+    /**
+     * The Java form of the seed's static-wiring guard: the hook really is registered with the
+     * {@link Runtime} (removing it succeeds only if it was there), exactly once however often
+     * install is called. That it then drains on SIGTERM is shown end to end by {@link SigtermDrainProcessTest}.
+     */
+    @Test
+    void installRegistersOneHookWithTheRuntime() {
+        ShutdownHooks first = ShutdownHooks.install(Duration.ofSeconds(5));
+        try {
+            assertThat(ShutdownHooks.install(Duration.ofSeconds(1))).isSameAs(first);
+            assertThat(ShutdownHooks.installed()).containsSame(first);
+            assertThat(first.deadline()).isEqualTo(Duration.ofSeconds(5));
+            assertThat(first.state()).isEqualTo(ShutdownHooks.State.INSTALLED);
+        } finally {
+            assertThat(first.close()).as("Runtime.removeShutdownHook found it").isTrue();
+        }
+        assertThat(first.close()).as("idempotent").isFalse();
+        assertThat(first.state()).isEqualTo(ShutdownHooks.State.CLOSED);
+        assertThat(ShutdownHooks.installed()).isEmpty();
+        ShutdownHooks again = ShutdownHooks.install(Duration.ofSeconds(2));
+        try {
+            assertThat(again).isNotSameAs(first);
+        } finally {
+            assertThat(again.close()).isTrue();
+        }
+    }
+
+    @Test
+    void hookCommitsSessionsBeforeComponentsBeforeManagersAndPrintsASummary() throws InterruptedException {
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        RecordingProvider provider = new RecordingProvider("store") {
+            @Override
+            public void onSessionEnd(List<Message> messages) {
+                order.add("commit");
+                super.onSessionEnd(messages);
+            }
+
+            @Override
+            public void shutdown() {
+                order.add("manager shutdown");
+                super.shutdown();
+            }
+        };
+        MemoryManager manager = MemoryManager.builder().name("agent-1").build();
+        manager.addProvider(provider);
+        SessionCommitTracker tracker = SessionCommitTracker.builder().name("webui").build();
+        SessionCommitter agent = () -> manager.onSessionEnd(List.of(Message.user("hi")));
+        tracker.markTurnCompleted("s1", agent);
+        ShutdownHooks hooks = hooks(Duration.ofSeconds(10));
+        hooks.register(manager); // registration order does not matter: managers go last
+        hooks.register("gateway", budget -> {
+            order.add("gateway");
+            return "gateway stopped";
+        });
+        hooks.register(tracker);
+        assertThat(hooks.registered()).containsExactly("tracker webui", "gateway", "manager agent-1");
+
+        simulateJvmShutdown(hooks);
+
+        assertThat(order).containsExactly("commit", "gateway", "manager shutdown");
+        assertThat(tracker.hasUncommittedWork("s1")).isFalse();
+        String summary = printed.toString(StandardCharsets.UTF_8);
+        System.out.println(summary);
+        assertThat(summary).startsWith("memlife shutdown drain: 3 of 3 components done in ")
+                .contains("tracker webui: DONE", "SessionDrainReport[webui: clean, commits=1 in 1 sessions",
+                        "gateway: DONE", "gateway stopped", "manager agent-1: DONE", "DrainReport[");
+        assertThat(hooks.state()).isEqualTo(ShutdownHooks.State.RUNNING);
+    }
+
+    /**
+     * The hook's own waits: bounded at 250 ms past the deadline, not 100, because this test starts a
+     * thread per component and shuts a real manager down inside the last 10 % of the deadline; on a
+     * loaded 2-core machine (load average 12-13) the waits overshot by up to ~100 ms, and a 200 ms
+     * reserve was once too short for a manager's shutdown. The 100 ms bound
+     * of the session drain itself is {@link SessionDrainTest#drainHoldsItsDeadlineWithin100MillisWhenAProviderNeverReturns}.
+     */
+    @Test
+    void aHungComponentCannotHoldTheHookPastItsDeadlineNorStarveTheManagers() {
+        CountDownLatch never = new CountDownLatch(1);
+        RecordingProvider provider = new RecordingProvider("store");
+        MemoryManager manager = MemoryManager.builder().name("agent-2").build();
+        manager.addProvider(provider);
+        Duration deadline = Duration.ofSeconds(5); // the managers' 10 % reserve is then 500 ms
+        ShutdownHooks hooks = hooks(deadline);
+        hooks.register("wedged gateway", budget -> {
+            never.await(); // a component that never returns
+            return null;
+        });
+        hooks.register(manager);
+        try {
+            ShutdownReport report = hooks.drainNow();
+
+            System.out.println(report);
+            assertThat(report.elapsed()).isLessThan(deadline.plusMillis(250));
+            assertThat(report.components()).extracting(ShutdownReport.Component::status)
+                    .containsExactly(ShutdownReport.Status.TIMED_OUT, ShutdownReport.Status.DONE);
+            assertThat(provider.events()).as("the manager reserve let it shut down").contains("shutdown");
+            assertThat(report.allDone()).isFalse();
+        } finally {
+            never.countDown();
+        }
+    }
+
+    @Test
+    void aFailingComponentIsReportedAndTheOthersStillDrain() {
+        ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
+        IllegalStateException boom = new IllegalStateException("gateway stop failed");
+        hooks.register("broken", budget -> {
+            throw boom;
+        });
+        AtomicReference<Duration> budgetSeen = new AtomicReference<>();
+        hooks.register("fine", budget -> {
+            budgetSeen.set(budget);
+            return "ok";
+        });
+
+        ShutdownReport report = hooks.drainNow();
+
+        assertThat(report.components()).extracting(ShutdownReport.Component::status)
+                .containsExactly(ShutdownReport.Status.FAILED, ShutdownReport.Status.DONE);
+        assertThat(report.components().get(0).failure()).isSameAs(boom);
+        assertThat(budgetSeen.get()).as("less than the reserve and slack")
+                .isLessThanOrEqualTo(Duration.ofMillis(4_500 - 200)).isGreaterThan(Duration.ofSeconds(4));
+    }
+
+    @Test
+    void closeRemovesTheHookAndAClosedHookDrainsNothing() throws InterruptedException {
+        ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
+        registry.add(hooks.hookThread());
+        List<String> drained = new ArrayList<>();
+        ShutdownHooks.Registration registration = hooks.register("c", budget -> drained.add("c"));
+        hooks.register("d", budget -> drained.add("d"));
+        registration.close();
+
+        assertThat(hooks.close()).isTrue();
+        assertThat(registry.added).isEmpty();
+        simulateJvmShutdown(hooks);
+
+        assertThat(drained).isEmpty();
+        assertThat(printed.size()).isZero();
+        assertThat(hooks.drainNow().components()).extracting(ShutdownReport.Component::name).containsExactly("d");
+    }
+
+    @Test
+    void closeToleratesAJvmAlreadyShuttingDown() {
+        ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
+        registry.add(hooks.hookThread());
+        registry.shuttingDown = true;
+
+        assertThat(hooks.close()).isFalse();
+        assertThat(hooks.state()).isEqualTo(ShutdownHooks.State.CLOSED);
+    }
+
+    @Test
+    void theHookSurvivesAStderrThatThrows() throws InterruptedException {
+        PrintStream broken = new PrintStream(new OutputStream() {
+            @Override
+            public void write(int b) {
+                throw new IllegalStateException("stderr is gone");
+            }
+        }) {
+            @Override
+            public void println(String x) {
+                throw new IllegalStateException("stderr is gone");
+            }
+        };
+        ShutdownHooks hooks = new ShutdownHooks(Duration.ofSeconds(5), registry, () -> broken);
+        List<String> drained = Collections.synchronizedList(new ArrayList<>());
+        hooks.register("c", budget -> drained.add("c"));
+        AtomicReference<Throwable> uncaught = new AtomicReference<>();
+        hooks.hookThread().setUncaughtExceptionHandler((t, e) -> uncaught.set(e));
+
+        simulateJvmShutdown(hooks);
+
+        assertThat(drained).containsExactly("c");
+        assertThat(uncaught.get()).isNull();
+    }
+}
