@@ -294,8 +294,11 @@ public final class SessionCommitTracker {
      */
     public static final class Builder {
 
-        /** Default number of sessions {@link SessionCommitTracker#drainAll} commits at once. */
-        public static final int DEFAULT_DRAIN_PARALLELISM = 8;
+        /**
+         * Default number of sessions {@link SessionCommitTracker#drainAll} commits at once: commits wait
+         * on providers (an extraction is mostly a remote call), so more run at once than there are cores.
+         */
+        public static final int DEFAULT_DRAIN_PARALLELISM = 16;
         /** Default most background commit workers registered at once. */
         public static final int DEFAULT_MAX_BACKGROUND_COMMITS = 256;
         /** Default time a background commit waits for a commit already in flight, in milliseconds. */

@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import dev.memlife.session.SessionCommitTracker;
 import java.time.Duration;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -38,7 +39,7 @@ public final class BenchMain {
     public static void main(String[] args) throws Exception {
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
-            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown]\n"
+            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain]\n"
                     + "  --quick  the whole suite in a few minutes on 2 cores (default)\n"
                     + "  --full   more forks and iterations: tighter error bars\n"
                     + "  --only   run just these sections (for working on one figure)");
@@ -71,6 +72,9 @@ public final class BenchMain {
         }
         if (wanted("shutdown")) {
             shutdownRace();
+        }
+        if (wanted("drain")) {
+            sessionDrain();
         }
         results.put("targets", targets);
         results.put("suiteSeconds", (System.nanoTime() - start) / 1e9);
@@ -162,6 +166,27 @@ public final class BenchMain {
                 "method", "used heap after 5 System.gc() calls, difference over 1,000,000 queued writes sharing one payload"));
         table.add(String.format("memory: %.1f bytes retained per queued write (beyond its payload)", perWrite));
         target("bytes per queued write", perWrite, "<= 150", perWrite <= 150);
+        double perSession = DirtySessionFootprint.bytesPerDirtySession(n);
+        results.put("sessionMemory", entry("dirtySessions", n, "bytesPerDirtySession", perSession,
+                "method", "used heap after 5 System.gc() calls, difference over 1,000,000 dirty sessions, ids made beforehand"));
+        table.add(String.format("memory: %.1f bytes retained per dirty tracked session", perSession));
+        target("bytes per dirty session", perSession, "<= 300", perSession <= 300);
+    }
+
+    private void sessionDrain() {
+        int sessions = 10_000;
+        long commitMillis = 5;
+        System.out.println("running the session drain (" + sessions + " sessions x " + commitMillis + " ms) ...");
+        double parallel = SessionDrainRace.parallel(sessions, commitMillis);
+        double serial = SessionDrainRace.oneAtATime(sessions, commitMillis);
+        double ratio = serial / parallel;
+        results.put("sessionDrain", entry("dirtySessions", sessions, "commitMillis", commitMillis,
+                "memlifeDrainSeconds", parallel, "peer", "one-at-a-time drain (the reference web UI)",
+                "peerSeconds", serial, "ratio", ratio,
+                "drainParallelism", SessionCommitTracker.Builder.DEFAULT_DRAIN_PARALLELISM));
+        table.add(String.format("session drain, %,d dirty sessions x %d ms commits: memlife %.2f s vs one at a time "
+                + "%.2f s (%.1fx)", sessions, commitMillis, parallel, serial, ratio));
+        target("session drain vs one-at-a-time", ratio, ">= 10x", ratio >= 10);
     }
 
     private void shutdownRace() throws Exception {
