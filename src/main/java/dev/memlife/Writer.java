@@ -45,7 +45,7 @@ final class Writer {
     /** Longest single wait, so that a waiter re-reads an injected (possibly manual) clock. */
     private static final long MAX_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** How often an idle writer looks for a new write before it parks (a few microseconds). */
-    private static final int SPINS_BEFORE_PARK = 2_000;
+    private static final int SPINS_BEFORE_PARK = 100;
     /** Marks {@link #started} once the drain (or a dying writer) has claimed the rest of a batch. */
     private static final int STOPPED = Integer.MAX_VALUE;
 
@@ -91,6 +91,9 @@ final class Writer {
     /** How many writes of {@link #current} the writer has claimed, and finished; writer thread only. */
     private int claimed;
     private int finished;
+    /** Writes finished but not yet added to the shared counters; writer thread only. */
+    private int unpublishedDelivered;
+    private int unpublishedFailed;
 
     // ---- waiting: callers for room, flushes and the drain for progress ----
     private final ReentrantLock waits = new ReentrantLock();
@@ -425,16 +428,43 @@ final class Writer {
                 }
                 claimed = end;
                 List<Turn> writes = wholeRun ? Collections.unmodifiableList(batch.subList(i, end)) : List.of(batch.get(i));
-                boolean ok = handToEveryProvider(writes, route);
-                (ok ? delivered : failed).addAndGet(writes.size());
+                if (handToEveryProvider(writes, route)) {
+                    unpublishedDelivered += writes.size();
+                } else {
+                    unpublishedFailed += writes.size();
+                }
                 finished = end;
-                completed += writes.size(); // single writer: the writer thread
-                if (progressWaiters > 0) {
-                    signalProgress();
+                if (progressWaiters > 0 || state != State.RUNNING) {
+                    publish(); // someone is waiting on this write, or a drain is counting
                 }
                 i = end;
             }
             from = to;
+        }
+        publish();
+    }
+
+    /**
+     * Publishes the writes finished since the last call. While nobody waits, the writer publishes
+     * once per batch rather than once per write: the counters are shared with callers, and fewer
+     * writes to them keep the callers' cache lines quiet.
+     */
+    private void publish() {
+        int done = unpublishedDelivered + unpublishedFailed;
+        if (done == 0) {
+            return;
+        }
+        if (unpublishedDelivered > 0) {
+            delivered.addAndGet(unpublishedDelivered);
+        }
+        if (unpublishedFailed > 0) {
+            failed.addAndGet(unpublishedFailed);
+        }
+        unpublishedDelivered = 0;
+        unpublishedFailed = 0;
+        completed += done; // single writer: the writer thread
+        if (progressWaiters > 0) {
+            signalProgress();
         }
     }
 
@@ -483,6 +513,7 @@ final class Writer {
      * finish, and those it had not started (unless the drain already claimed them), count as failed.
      */
     private void failRestOfBatch(List<Turn> batch) {
+        publish();
         int seen = started.get();
         boolean tookRest = seen != STOPPED && started.compareAndSet(seen, STOPPED); // only the drain competes
         int end = tookRest ? batch.size() : claimed;
