@@ -11,7 +11,8 @@ import java.util.Map;
  * <p>The counts always add up: {@code submitted() == delivered() + failed() + abandoned() +
  * stillRunning() + rejected()}. A write is <em>delivered</em> when every provider took it without
  * throwing, <em>failed</em> when at least one provider threw on it (see {@link
- * #failuresByProvider()}), <em>abandoned</em> when the drain deadline passed before the writer
+ * #failuresByProvider()}) or the drain deadline passed while it was between providers, so that
+ * some never got it, <em>abandoned</em> when the drain deadline passed before the writer
  * started it (its id is in {@link #abandonedWriteIds()}), <em>still running</em> when a provider was
  * still busy with it at the deadline (the writer finishes it on its own, detached), and
  * <em>rejected</em> when it arrived after shutdown began or found the queue full.
@@ -52,7 +53,10 @@ public final class DrainReport {
         return delivered;
     }
 
-    /** Writes at least one provider threw on; they reached every other provider. */
+    /**
+     * Writes at least one provider threw on (they reached every other provider), and writes the
+     * drain deadline cut off between providers (they reached only the first ones).
+     */
     public long failed() {
         return failed;
     }
