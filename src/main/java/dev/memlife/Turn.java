@@ -25,13 +25,11 @@ public final class Turn {
     private final List<Message> messages;
     private final long acceptedAtMillis;
 
-    /** The writer's sequence number of this write, for the flush barrier; 0 until enqueued. */
-    final long seq;
     /** The providers this write goes to: the manager's list when it was accepted. */
     final RegisteredProvider[] route;
 
     Turn(String idPrefix, long idSeq, String sessionId, String userContent, String assistantContent,
-            List<Message> messages, long acceptedAtMillis, long seq, RegisteredProvider[] route) {
+            List<Message> messages, long acceptedAtMillis, RegisteredProvider[] route) {
         this.idPrefix = idPrefix;
         this.idSeq = idSeq;
         this.sessionId = sessionId;
@@ -39,7 +37,6 @@ public final class Turn {
         this.assistantContent = assistantContent;
         this.messages = messages;
         this.acceptedAtMillis = acceptedAtMillis;
-        this.seq = seq;
         this.route = route;
     }
 
@@ -60,7 +57,7 @@ public final class Turn {
                 requireNonNull(userContent, "userContent"),
                 requireNonNull(assistantContent, "assistantContent"),
                 List.copyOf(requireNonNull(messages, "messages")),
-                requireNonNull(acceptedAt, "acceptedAt").toEpochMilli(), 0, null);
+                requireNonNull(acceptedAt, "acceptedAt").toEpochMilli(), null);
     }
 
     /** The id that identifies this write wherever it is stored or replayed. */

@@ -137,7 +137,7 @@ final class Writer {
                 }
                 if (accepted.get() - taken < capacity) {
                     long seq = accepted.incrementAndGet();
-                    queue.offer(new Turn(idPrefix, seq, sessionId, user, assistant, messages, acceptedAt, seq, route));
+                    queue.offer(new Turn(idPrefix, seq, sessionId, user, assistant, messages, acceptedAt, route));
                     wakeWorker();
                     return true;
                 }
