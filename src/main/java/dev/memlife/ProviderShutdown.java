@@ -1,6 +1,7 @@
 package dev.memlife;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
@@ -25,9 +26,9 @@ final class ProviderShutdown {
             return List.of();
         }
         List<RegisteredProvider> order = new ArrayList<>(providers);
-        java.util.Collections.reverse(order);
+        Collections.reverse(order);
+        // The calls run one after another, so the ones not finished are always the last getCount().
         CountDownLatch done = new CountDownLatch(order.size());
-        boolean[] finished = new boolean[order.size()];
         Thread thread = threadFactory.newThread(() -> {
             for (int i = 0; i < order.size(); i++) {
                 RegisteredProvider p = order.get(i);
@@ -38,9 +39,6 @@ final class ProviderShutdown {
                     warnings.warn(managerName + "/" + p.name + "/shutdown", "memory provider '" + p.name
                             + "' of manager '" + managerName + "' failed in shutdown()", t);
                 } finally {
-                    synchronized (finished) {
-                        finished[i] = true;
-                    }
                     done.countDown();
                 }
             }
@@ -56,12 +54,8 @@ final class ProviderShutdown {
             Thread.currentThread().interrupt();
         }
         List<String> unfinished = new ArrayList<>();
-        synchronized (finished) {
-            for (int i = 0; i < order.size(); i++) {
-                if (!finished[i]) {
-                    unfinished.add(order.get(i).name);
-                }
-            }
+        for (RegisteredProvider p : order.subList(order.size() - (int) done.getCount(), order.size())) {
+            unfinished.add(p.name);
         }
         if (!unfinished.isEmpty()) {
             warnings.warn(managerName + "/shutdown-budget", "memory manager '" + managerName + "': shutdown() of "
