@@ -16,17 +16,24 @@ import java.util.Objects;
  */
 public final class Turn {
 
-    /** Write ids are {@code prefix:seq}; a turn built from a stored id keeps it whole (seq -1). */
+    /**
+     * Write ids are {@code prefix:seq}; a turn built from a stored id keeps it whole (seq -1). The
+     * writer assigns {@code seq} once, when it accepts the turn and before any other thread can see
+     * it; it never changes after.
+     */
     private final String idPrefix;
-    private final long idSeq;
+    private long idSeq;
     private final String sessionId;
     private final String userContent;
     private final String assistantContent;
     private final List<Message> messages;
-    private final long acceptedAtMillis;
+    /** Set by the writer when it takes the turn off its queue (see {@link #acceptedAt()}). */
+    private long acceptedAtMillis;
 
     /** The providers this write goes to: the manager's list when it was accepted. */
     final RegisteredProvider[] route;
+    /** The write queued after this one, while both are in the writer's {@link TurnQueue}. */
+    Turn next;
 
     Turn(String idPrefix, long idSeq, String sessionId, String userContent, String assistantContent,
             List<Message> messages, long acceptedAtMillis, RegisteredProvider[] route) {
@@ -38,6 +45,16 @@ public final class Turn {
         this.messages = messages;
         this.acceptedAtMillis = acceptedAtMillis;
         this.route = route;
+    }
+
+    /** Gives a newly accepted turn its sequence number, before the turn is queued. */
+    void assignSeq(long seq) {
+        this.idSeq = seq;
+    }
+
+    /** Stamps the turn as the writer takes it off the queue, before any provider sees it. */
+    void stampAccepted(long epochMillis) {
+        this.acceptedAtMillis = epochMillis;
     }
 
     /**
@@ -85,7 +102,13 @@ public final class Turn {
         return messages;
     }
 
-    /** When the manager accepted the write (wall-clock time, millisecond precision). */
+    /**
+     * When the manager's writer took the write off its queue, on the wall clock with millisecond
+     * precision: within microseconds of {@code syncAll} while the providers keep up, later by the
+     * backlog when they fall behind. A manager's turns carry non-decreasing times in queue order.
+     * (The writer stamps a whole batch with one clock read; reading the clock on the caller's
+     * thread cost more than the rest of {@code syncAll} together.)
+     */
     public Instant acceptedAt() {
         return Instant.ofEpochMilli(acceptedAtMillis);
     }

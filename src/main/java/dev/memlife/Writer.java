@@ -3,7 +3,6 @@ package dev.memlife;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,15 +15,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * The write path of one {@link MemoryManager}: a bounded FIFO queue, the single writer thread that
  * empties it in batches, the flush barrier, and the bounded drain at shutdown.
  *
- * <p><b>Callers never take a lock on the fast path.</b> A caller enters a gate ({@link
- * #activeCallers}), checks the state, takes the next sequence number and appends to a lock-free
- * queue. Shutdown flips the state and then waits for the gate to empty, so after that no write can
- * slip in: every write is either accepted before shutdown began, or rejected and counted.
+ * <p><b>Callers never take a lock on the fast path.</b> A caller reserves its write (one
+ * compare-and-set that also checks the capacity and whether shutdown began) and appends it to a
+ * lock-free list: see {@link TurnQueue}. Shutdown closes the queue in the same word, so every write
+ * is either accepted before shutdown began, or rejected and counted.
  *
  * <p><b>The barrier counts.</b> The writer finishes writes in queue order and publishes how many it
- * has finished ({@link #completed}). A flush that starts when {@code n} writes were accepted is met
- * once {@code completed >= n}: every write accepted before the flush is ahead in the queue of any
- * write accepted after it, so the first {@code n} writes finished include all of them.
+ * has finished ({@link TurnQueue#finished()}). A flush that starts when {@code n} writes were reserved is met
+ * once {@code finished >= n}: every write whose {@code syncAll} returned before the flush was
+ * linked into the queue before it, and at most {@code n} writes were linked by then, so they are
+ * all among the first {@code n} the writer finishes.
  *
  * <p><b>Abandonment is a claim.</b> The writer claims each write (by CAS on {@link #started})
  * before it starts it; a drain whose deadline passed claims all the rest at once. A write is thus
@@ -51,24 +51,15 @@ final class Writer {
 
     private final String managerName;
     private final String idPrefix;
-    private final int capacity;
     private final int maxBatchSize;
     private final ThreadFactory threadFactory;
     private final Clock clock;
     private final ThrottledLog warnings;
 
     // ---- the queue, fed without locks ----
-    private final ConcurrentLinkedQueue<Turn> queue = new ConcurrentLinkedQueue<>();
-    /** Callers between their state check and their append; shutdown waits for it to reach zero. */
-    private final AtomicInteger activeCallers = new AtomicInteger();
-    /** Writes accepted so far; the next sequence number. */
-    private final AtomicLong accepted = new AtomicLong();
+    private final TurnQueue queue;
     /** Written only while holding the {@link #waits} lock, read anywhere. */
     private volatile State state = State.RUNNING;
-    /** Writes the writer has taken off the queue; written by the writer only. */
-    private volatile long taken;
-    /** Writes the writer has finished (delivered or failed); written by the writer only. */
-    private volatile long completed;
     private final AtomicLong delivered = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
@@ -77,23 +68,16 @@ final class Writer {
     private final Object startLock = new Object();
     /** The writer thread once started; null again if it died of an Error. */
     private volatile Thread worker;
-    /** Set by the writer just before it parks; a caller that appends then sees it and unparks. */
-    private volatile boolean workerParked;
 
     // ---- abandonment, guarded by batchLock (taken once per batch by the writer, once by the drain) ----
     private final ReentrantLock batchLock = new ReentrantLock();
+    /** The writer's current batch: the one list it refills, set when the writer starts. */
     private List<Turn> current = List.of();
     /** How many writes of {@link #current} the writer has claimed to start, or {@link #STOPPED}. */
     private final AtomicInteger started = new AtomicInteger();
     private final List<String> abandonedIds = new ArrayList<>();
     /** Size of {@link #abandonedIds}, for readers outside the lock. */
     private volatile long abandonedCount;
-    /** How many writes of {@link #current} the writer has claimed, and finished; writer thread only. */
-    private int claimed;
-    private int finished;
-    /** Writes finished but not yet added to the shared counters; writer thread only. */
-    private int unpublishedDelivered;
-    private int unpublishedFailed;
 
     // ---- waiting: callers for room, flushes and the drain for progress ----
     private final ReentrantLock waits = new ReentrantLock();
@@ -108,7 +92,7 @@ final class Writer {
             Clock clock, ThrottledLog warnings) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
-        this.capacity = capacity;
+        this.queue = new TurnQueue(capacity);
         this.maxBatchSize = maxBatchSize;
         this.threadFactory = threadFactory;
         this.clock = clock;
@@ -126,23 +110,22 @@ final class Writer {
      */
     boolean enqueue(String sessionId, String user, String assistant, List<Message> messages,
             RegisteredProvider[] route, long timeoutNanos) {
-        long acceptedAt = System.currentTimeMillis();
+        // Built before it is reserved: once reserved, nothing may stop it from being appended.
+        // Its sequence number comes with the reservation, its time when the writer takes it.
+        Turn turn = new Turn(idPrefix, 0, sessionId, user, assistant, messages, 0, route);
         long waitStart = 0;
         while (true) {
-            activeCallers.incrementAndGet();
-            try {
-                if (state != State.RUNNING) {
-                    rejected.incrementAndGet();
-                    return false;
-                }
-                if (accepted.get() - taken < capacity) {
-                    long seq = accepted.incrementAndGet();
-                    queue.offer(new Turn(idPrefix, seq, sessionId, user, assistant, messages, acceptedAt, route));
+            long seq = queue.reserve();
+            if (seq > 0) {
+                turn.assignSeq(seq);
+                if (queue.append(turn)) {
                     wakeWorker();
-                    return true;
                 }
-            } finally {
-                activeCallers.decrementAndGet();
+                return true;
+            }
+            if (seq == TurnQueue.REJECTED) {
+                rejected.incrementAndGet();
+                return false;
             }
             if (waitStart == 0) {
                 waitStart = System.nanoTime() | 1; // never 0
@@ -167,7 +150,7 @@ final class Writer {
             }
             callersWaiting++;
             try {
-                while (accepted.get() - taken >= capacity && state == State.RUNNING) {
+                while (queue.isFull() && state == State.RUNNING) {
                     long remaining = timeoutNanos - (System.nanoTime() - waitStart);
                     if (remaining <= 0) {
                         rejected.incrementAndGet();
@@ -192,15 +175,21 @@ final class Writer {
 
     private QueueFullException queueFull(long waitStart, boolean interrupted) {
         long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - waitStart);
-        return new QueueFullException(managerName, capacity, pending(), waitedMillis, interrupted);
+        return new QueueFullException(managerName, queue.capacity(), pending(), waitedMillis, interrupted);
     }
 
+    /** Called by the one caller that found the writer parked, or not started yet. */
     private void wakeWorker() {
         Thread w = worker;
-        if (w == null) {
-            startWorker();
-        } else if (workerParked) {
+        if (w != null) {
             LockSupport.unpark(w);
+            return;
+        }
+        try {
+            startWorker();
+        } catch (RuntimeException | Error e) {
+            queue.announcePark(); // still no writer: the next caller tries again
+            throw e;
         }
     }
 
@@ -209,8 +198,8 @@ final class Writer {
      * provider; false on timeout, interrupt, abandonment, or when called from the writer itself.
      */
     boolean flush(long timeoutNanos) {
-        long target = accepted.get();
-        if (completed >= target) {
+        long target = queue.reserved();
+        if (queue.finished() >= target) {
             return true;
         }
         if (Thread.currentThread() == worker) {
@@ -223,9 +212,9 @@ final class Writer {
         waits.lock();
         progressWaiters++;
         try {
-            while (completed < target) {
+            while (queue.finished() < target) {
                 long remaining = deadline - clock.nanoTime();
-                boolean unreachable = state == State.ABANDONED && target > accepted.get() - abandonedCount;
+                boolean unreachable = state == State.ABANDONED && target > queue.reserved() - abandonedCount;
                 if (unreachable || remaining <= 0) {
                     return false;
                 }
@@ -243,7 +232,7 @@ final class Writer {
 
     /** Writes accepted but neither finished nor abandoned: queued, or being written now. */
     long pending() {
-        return Math.max(0, accepted.get() - completed - abandonedCount);
+        return Math.max(0, queue.reserved() - queue.finished() - abandonedCount);
     }
 
     /** Writes rejected so far. */
@@ -267,18 +256,16 @@ final class Writer {
      */
     Outcome drain(long timeoutNanos) {
         long deadline = saturatedAdd(clock.nanoTime(), timeoutNanos);
+        long target;
         waits.lock();
         try {
+            target = queue.close(); // final: no write can be reserved after this
             state = State.DRAINING;
             rejected.addAndGet(callersWaiting); // callers waiting for room are rejected as they wake
             notFull.signalAll();
         } finally {
             waits.unlock();
         }
-        while (activeCallers.get() != 0) {
-            Thread.onSpinWait(); // a caller is a few instructions from its append; after it, none can come
-        }
-        long target = accepted.get(); // final: every later caller sees DRAINING
         Thread w = worker;
         if (w != null) {
             LockSupport.unpark(w); // let an idle writer see the new state
@@ -310,8 +297,15 @@ final class Writer {
         for (int i = from; i < current.size(); i++) {
             abandonedIds.add(current.get(i).writeId());
         }
-        for (Turn t; (t = queue.poll()) != null; ) {
+        long unlinked = queue.reserved() - queue.taken(); // final: the queue is closed
+        for (long n = 0; n < unlinked; ) {
+            Turn t = queue.poll();
+            if (t == null) {
+                Thread.yield(); // a caller reserved this write and is about to link it
+                continue;
+            }
             abandonedIds.add(t.writeId());
+            n++;
         }
         abandonedCount = abandonedIds.size();
         signalProgress(); // flushes waiting for abandoned writes return false now
@@ -336,16 +330,22 @@ final class Writer {
 
     private void runWorker() {
         List<Turn> batch = new ArrayList<>(Math.min(maxBatchSize, 1024));
+        batchLock.lock();
+        try {
+            current = batch;
+        } finally {
+            batchLock.unlock();
+        }
         try {
             while (awaitWork() && takeBatch(batch)) {
                 deliver(batch);
             }
         } catch (VirtualMachineError fatal) {
-            failRestOfBatch(batch);
             synchronized (startLock) {
                 worker = null;
             }
-            if (!queue.isEmpty() && state != State.ABANDONED) {
+            queue.announcePark(); // no writer now: the next caller starts one
+            if (queue.reserved() > queue.taken() && state != State.ABANDONED) {
                 startWorker(); // queued writes still need a writer; this one is going down
             }
             throw fatal;
@@ -359,25 +359,24 @@ final class Writer {
      */
     private boolean awaitWork() {
         for (int spins = 0; ; spins++) {
-            if (!queue.isEmpty()) {
-                return state != State.ABANDONED;
-            }
             State s = state;
             if (s == State.ABANDONED) {
                 return false;
             }
-            if (s == State.DRAINING && activeCallers.get() == 0 && queue.isEmpty()) {
-                return false; // read in this order, nothing can be appended any more
+            if (queue.hasLinked()) {
+                return true;
+            }
+            if (s == State.DRAINING && queue.taken() >= queue.reserved()) {
+                return false; // the count is final once draining: every accepted write was taken
             }
             if (spins < SPINS_BEFORE_PARK || s == State.DRAINING) {
-                Thread.onSpinWait();
+                Thread.onSpinWait(); // while draining nobody wakes the writer; a caller may be linking a write
                 continue;
             }
-            workerParked = true;
-            if (queue.isEmpty() && state == State.RUNNING) {
+            if (queue.announcePark() && state == State.RUNNING) {
                 LockSupport.park(this);
             }
-            workerParked = false;
+            queue.clearPark();
             Thread.interrupted(); // the writer stops by state only; clear an interrupt a provider left behind
         }
     }
@@ -390,14 +389,13 @@ final class Writer {
                 return false;
             }
             batch.clear();
+            long now = System.currentTimeMillis();
             for (Turn t; batch.size() < maxBatchSize && (t = queue.poll()) != null; ) {
+                t.stampAccepted(now);
                 batch.add(t);
             }
-            taken += batch.size();
+            queue.endTake();
             started.set(0);
-            current = batch;
-            claimed = 0;
-            finished = 0;
         } finally {
             batchLock.unlock();
         }
@@ -411,58 +409,65 @@ final class Writer {
      * Hands the batch to the providers. Consecutive writes with the same route go together: as one
      * {@code syncBatch} per provider when every provider of the route writes batches, else one write
      * at a time, each to every provider before the next starts.
+     *
+     * <p>The writer publishes what it finished once per batch, or per write while someone waits or
+     * a drain counts: its counters share nothing with callers, but fewer writes keep them cheap.
      */
     private void deliver(List<Turn> batch) {
-        int from = 0;
-        while (from < batch.size()) {
-            RegisteredProvider[] route = batch.get(from).route;
-            int to = from + 1;
-            while (to < batch.size() && batch.get(to).route == route) {
-                to++;
+        int claimed = 0;
+        int finished = 0;
+        int delivered = 0;
+        int failed = 0;
+        try {
+            int from = 0;
+            while (from < batch.size()) {
+                RegisteredProvider[] route = batch.get(from).route;
+                int to = from + 1;
+                while (to < batch.size() && batch.get(to).route == route) {
+                    to++;
+                }
+                boolean wholeRun = writesBatches(route);
+                for (int i = from; i < to; i = finished) {
+                    int end = wholeRun ? to : i + 1;
+                    if (!started.compareAndSet(i, end)) {
+                        publish(delivered, failed);
+                        return; // the drain deadline passed and the drain abandoned the rest
+                    }
+                    claimed = end;
+                    if (handToEveryProvider(batch, i, end, route)) {
+                        delivered += end - i;
+                    } else {
+                        failed += end - i;
+                    }
+                    finished = end;
+                    if (progressWaiters > 0 || state != State.RUNNING) {
+                        publish(delivered, failed); // someone is waiting on this write, or a drain is counting
+                        delivered = 0;
+                        failed = 0;
+                    }
+                }
+                from = to;
             }
-            boolean wholeRun = writesBatches(route);
-            for (int i = from; i < to; ) {
-                int end = wholeRun ? to : i + 1;
-                if (!started.compareAndSet(i, end)) {
-                    return; // the drain deadline passed and the drain abandoned the rest
-                }
-                claimed = end;
-                List<Turn> writes = wholeRun ? Collections.unmodifiableList(batch.subList(i, end)) : List.of(batch.get(i));
-                if (handToEveryProvider(writes, route)) {
-                    unpublishedDelivered += writes.size();
-                } else {
-                    unpublishedFailed += writes.size();
-                }
-                finished = end;
-                if (progressWaiters > 0 || state != State.RUNNING) {
-                    publish(); // someone is waiting on this write, or a drain is counting
-                }
-                i = end;
-            }
-            from = to;
+            publish(delivered, failed);
+        } catch (VirtualMachineError fatal) {
+            publish(delivered, failed);
+            failRestOfBatch(batch, claimed, finished);
+            throw fatal;
         }
-        publish();
     }
 
-    /**
-     * Publishes the writes finished since the last call. While nobody waits, the writer publishes
-     * once per batch rather than once per write: the counters are shared with callers, and fewer
-     * writes to them keep the callers' cache lines quiet.
-     */
-    private void publish() {
-        int done = unpublishedDelivered + unpublishedFailed;
-        if (done == 0) {
+    /** Adds finished writes to the shared counters, and wakes whoever waits for progress. */
+    private void publish(int delivered, int failed) {
+        if (delivered + failed == 0) {
             return;
         }
-        if (unpublishedDelivered > 0) {
-            delivered.addAndGet(unpublishedDelivered);
+        if (delivered > 0) {
+            this.delivered.addAndGet(delivered);
         }
-        if (unpublishedFailed > 0) {
-            failed.addAndGet(unpublishedFailed);
+        if (failed > 0) {
+            this.failed.addAndGet(failed);
         }
-        unpublishedDelivered = 0;
-        unpublishedFailed = 0;
-        completed += done; // single writer: the writer thread
+        queue.markFinished(delivered + failed);
         if (progressWaiters > 0) {
             signalProgress();
         }
@@ -477,8 +482,13 @@ final class Writer {
         return route.length > 0;
     }
 
-    /** True if every provider took the writes; each failure is counted for its provider and logged. */
-    private boolean handToEveryProvider(List<Turn> writes, RegisteredProvider[] route) {
+    /**
+     * Hands {@code batch[from, to)} to every provider of the route: one write as {@code syncTurn}
+     * (no list is made for it), several as one {@code syncBatch}. True if every provider took them;
+     * each failure is counted for its provider and logged.
+     */
+    private boolean handToEveryProvider(List<Turn> batch, int from, int to, RegisteredProvider[] route) {
+        List<Turn> writes = null;
         boolean ok = true;
         for (RegisteredProvider p : route) {
             if (state == State.ABANDONED) {
@@ -488,38 +498,41 @@ final class Writer {
                 return false;
             }
             try {
-                if (writes.size() == 1 && !p.writesBatches) {
-                    p.provider.syncTurn(writes.get(0));
+                if (to - from == 1 && !p.writesBatches) {
+                    p.provider.syncTurn(batch.get(from));
                 } else {
+                    if (writes == null) {
+                        writes = Collections.unmodifiableList(batch.subList(from, to));
+                    }
                     p.provider.syncBatch(writes);
                 }
             } catch (Throwable t) {
                 rethrowIfFatal(t);
                 ok = false;
-                p.failedWrites.addAndGet(writes.size());
+                p.failedWrites.addAndGet(to - from);
                 warnings.warn(managerName + "/" + p.name + "/write", "memory provider '" + p.name + "' of manager '"
-                        + managerName + "' failed on " + describe(writes) + "; the next provider still gets it", t);
+                        + managerName + "' failed on " + describe(batch, from, to) + "; the next provider still gets it",
+                        t);
             }
         }
         return ok;
     }
 
-    private static String describe(List<Turn> writes) {
-        return writes.size() == 1 ? "write " + writes.get(0).writeId() : "a batch of " + writes.size() + " writes";
+    private static String describe(List<Turn> batch, int from, int to) {
+        return to - from == 1 ? "write " + batch.get(from).writeId() : "a batch of " + (to - from) + " writes";
     }
 
     /**
      * The writer is going down with an {@link Error} mid-batch: the writes it started but did not
      * finish, and those it had not started (unless the drain already claimed them), count as failed.
      */
-    private void failRestOfBatch(List<Turn> batch) {
-        publish();
+    private void failRestOfBatch(List<Turn> batch, int claimed, int finished) {
         int seen = started.get();
         boolean tookRest = seen != STOPPED && started.compareAndSet(seen, STOPPED); // only the drain competes
         int end = tookRest ? batch.size() : claimed;
         if (end > finished) {
             failed.addAndGet(end - finished);
-            completed += end - finished;
+            queue.markFinished(end - finished);
         }
         signalProgress();
     }
