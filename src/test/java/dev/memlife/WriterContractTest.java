@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -309,6 +310,28 @@ class WriterContractTest {
             latch.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
+    void acceptedAtIsTheWallClockTimeTheWriterTookTheWriteAndNeverDecreasesInQueueOrder() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        MemoryManager m = manager(MemoryManager.builder().name("stamps"));
+        m.addProvider(provider);
+        Instant before = Instant.ofEpochMilli(System.currentTimeMillis());
+        for (int i = 0; i < 2_000; i++) {
+            m.syncAll("u" + i, "a" + i, "s");
+        }
+        assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
+        Instant after = Instant.ofEpochMilli(System.currentTimeMillis());
+
+        List<Turn> turns = provider.turns();
+        assertThat(turns).hasSize(2_000);
+        for (int i = 0; i < turns.size(); i++) {
+            assertThat(turns.get(i).acceptedAt()).isBetween(before, after);
+            if (i > 0) {
+                assertThat(turns.get(i).acceptedAt()).isAfterOrEqualTo(turns.get(i - 1).acceptedAt());
+            }
         }
     }
 }
