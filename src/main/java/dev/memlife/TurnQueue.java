@@ -24,8 +24,7 @@ import java.util.List;
  *
  * <p><b>Layout.</b> Callers write {@code word} and {@code tail} on every write; the taker writes
  * {@code head} on every write. The fields sit on cache lines of their own (the padding classes
- * below), so that neither side's writes evict the other side's line: on two cores that halved
- * the cost of a write.
+ * below), so that neither side's writes take the other side's line away from it.
  */
 final class TurnQueue extends TurnQueueTakerEnd {
 

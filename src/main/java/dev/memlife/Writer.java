@@ -20,11 +20,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * lock-free list: see {@link TurnQueue}. Shutdown closes the queue in the same word, so every write
  * is either accepted before shutdown began, or rejected and counted.
  *
- * <p><b>The barrier counts.</b> The writer finishes writes in queue order and publishes how many it
- * has finished ({@link TurnQueue#finished()}). A flush that starts when {@code n} writes were reserved is met
- * once {@code finished >= n}: every write whose {@code syncAll} returned before the flush was
- * linked into the queue before it, and at most {@code n} writes were linked by then, so they are
- * all among the first {@code n} the writer finishes.
+ * <p><b>The barrier counts.</b> The writer finishes writes in queue order and publishes how many
+ * it has finished ({@link TurnQueue#finished()}). A flush that starts when {@code n} writes were
+ * reserved is met once {@code finished >= n}: every write whose {@code syncAll} returned before
+ * the flush was linked into the queue before it, and at most {@code n} writes were linked by then,
+ * so they are all among the first {@code n} the writer finishes.
  *
  * <p><b>Abandonment is a claim.</b> The writer claims each write (by CAS on {@link #started})
  * before it starts it; a drain whose deadline passed claims all the rest at once. A write is thus
@@ -137,7 +137,8 @@ final class Writer {
     }
 
     /**
-     * Waits for room in the queue, outside the gate so that shutdown need not wait for it.
+     * Waits for room in the queue. Holds no reservation while it waits, so shutdown never waits
+     * for a waiting caller: it counts it as rejected and wakes it.
      *
      * @return true to try again; false if shutdown began while waiting (the drain counted this
      *     caller as rejected)
