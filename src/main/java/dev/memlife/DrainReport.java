@@ -34,7 +34,9 @@ public final class DrainReport {
             Duration drainTimeout, Duration elapsed) {
         this.delivered = delivered;
         this.failed = failed;
-        this.abandonedWriteIds = List.copyOf(abandonedWriteIds);
+        // The writer's list is immutable already, and copying it would spell out every id now.
+        this.abandonedWriteIds = abandonedWriteIds instanceof AbandonedWriteIds ? abandonedWriteIds
+                : List.copyOf(abandonedWriteIds);
         this.stillRunning = stillRunning;
         this.rejected = rejected;
         this.failuresByProvider = Map.copyOf(failuresByProvider);

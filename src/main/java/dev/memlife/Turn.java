@@ -52,6 +52,11 @@ public final class Turn {
         this.idSeq = seq;
     }
 
+    /** The sequence number the writer gave the turn, or -1 for a turn built from a stored id. */
+    long seq() {
+        return idSeq;
+    }
+
     /** Stamps the turn as the writer takes it off the queue, before any provider sees it. */
     void stampAccepted(long epochMillis) {
         this.acceptedAtMillis = epochMillis;

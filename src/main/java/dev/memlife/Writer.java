@@ -75,8 +75,8 @@ final class Writer {
     private List<Turn> current = List.of();
     /** How many writes of {@link #current} the writer has claimed to start, or {@link #STOPPED}. */
     private final AtomicInteger started = new AtomicInteger();
-    private final List<String> abandonedIds = new ArrayList<>();
-    /** Size of {@link #abandonedIds}, for readers outside the lock. */
+    private final AbandonedWriteIds.Builder abandoned;
+    /** Size of {@link #abandoned}, for readers outside the lock. */
     private volatile long abandonedCount;
 
     // ---- waiting: callers for room, flushes and the drain for progress ----
@@ -93,6 +93,7 @@ final class Writer {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
         this.queue = new TurnQueue(capacity);
+        this.abandoned = new AbandonedWriteIds.Builder(idPrefix);
         this.maxBatchSize = maxBatchSize;
         this.threadFactory = threadFactory;
         this.clock = clock;
@@ -279,8 +280,8 @@ final class Writer {
             }
             long doneDelivered = delivered.get();
             long doneFailed = failed.get();
-            long stillRunning = target - doneDelivered - doneFailed - abandonedIds.size();
-            return new Outcome(doneDelivered, doneFailed, List.copyOf(abandonedIds), stillRunning, rejected.get());
+            long stillRunning = target - doneDelivered - doneFailed - abandoned.size();
+            return new Outcome(doneDelivered, doneFailed, abandoned.build(), stillRunning, rejected.get());
         } finally {
             batchLock.unlock();
         }
@@ -296,7 +297,7 @@ final class Writer {
         }
         int from = started.getAndSet(STOPPED);
         for (int i = from; i < current.size(); i++) {
-            abandonedIds.add(current.get(i).writeId());
+            abandoned.add(current.get(i));
         }
         long unlinked = queue.reserved() - queue.taken(); // final: the queue is closed
         for (long n = 0; n < unlinked; ) {
@@ -305,10 +306,10 @@ final class Writer {
                 Thread.yield(); // a caller reserved this write and is about to link it
                 continue;
             }
-            abandonedIds.add(t.writeId());
+            abandoned.add(t);
             n++;
         }
-        abandonedCount = abandonedIds.size();
+        abandonedCount = abandoned.size();
         signalProgress(); // flushes waiting for abandoned writes return false now
     }
 

@@ -84,6 +84,9 @@ class ShutdownDrainTest {
         assertThat(m.flushPending(Duration.ofSeconds(1))).isFalse();
         assertThat(gated.assistantContents()).containsExactly("in flight");
         assertThat(gated.turns().get(0).writeId()).isNotIn(report.abandonedWriteIds());
+        String prefix = gated.turns().get(0).writeId().replaceFirst(":1$", ":");
+        assertThat(report.abandonedWriteIds()).as("the ids of the three queued writes, in queue order")
+                .containsExactly(prefix + 2, prefix + 3, prefix + 4);
     }
 
     @Test

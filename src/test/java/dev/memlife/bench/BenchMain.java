@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import dev.memlife.MemoryManager;
 import dev.memlife.session.SessionCommitTracker;
 import java.time.Duration;
 import org.openjdk.jmh.results.RunResult;
@@ -190,19 +191,32 @@ public final class BenchMain {
     }
 
     private void shutdownRace() throws Exception {
-        int turns = 200_000;
         Duration budget = Duration.ofSeconds(5);
-        System.out.println("running the shutdown race (2 x " + budget.toSeconds() + " s) ...");
-        ShutdownRace.Result batched = ShutdownRace.run(turns, 256, budget);
+        System.out.println("running the shutdown race (4 x " + budget.toSeconds() + " s) ...");
+        // The issue's scenario. Batching usually persists every queued write before the deadline,
+        // and then the ratio measures the 200,000, not batching: it is reported, not the target.
+        Map<String, Object> issueScenario = shutdownRace(200_000, budget);
+        // Enough queued that both runs are still writing at the deadline: writes persisted within
+        // the budget, uncapped. This is the figure the target is checked against.
+        Map<String, Object> deadlineBound = shutdownRace(1_000_000, budget);
+        results.put("shutdownRace", entry("budgetSeconds", budget.toSeconds(), "peer",
+                "the same SQLite store with maxBatchSize 1", "queued200k", issueScenario, "queued1m", deadlineBound));
+        double ratio = (Double) deadlineBound.get("ratio");
+        target("writes persisted within the shutdown budget, batched vs batch size 1 (both still writing at the "
+                + "deadline)", ratio, ">= 20x", ratio >= 20);
+    }
+
+    private Map<String, Object> shutdownRace(int turns, Duration budget) throws Exception {
+        ShutdownRace.Result batched = ShutdownRace.run(turns, MemoryManager.Builder.DEFAULT_MAX_BATCH_SIZE, budget);
         ShutdownRace.Result single = ShutdownRace.run(turns, 1, budget);
         double ratio = batched.persisted() / (double) Math.max(1, single.persisted());
-        results.put("shutdownRace", entry("queuedTurns", turns, "budgetSeconds", budget.toSeconds(),
-                "persistedBatched", batched.persisted(), "persistedBatchSize1", single.persisted(),
-                "peer", "the same SQLite store with maxBatchSize 1", "ratio", ratio,
-                "reportBatched", batched.report().toString(), "reportBatchSize1", single.report().toString()));
-        table.add(String.format("shutdown race, %,d turns queued, %d s budget: %,d persisted batched vs %,d one per "
-                + "transaction (%.1fx)", turns, budget.toSeconds(), batched.persisted(), single.persisted(), ratio));
-        target("writes persisted within the shutdown budget, batched vs batch size 1", ratio, ">= 20x", ratio >= 20);
+        table.add(String.format("shutdown race, %,d turns queued, %d s budget: %,d persisted batched (in %,d ms) vs "
+                + "%,d one per transaction (%.1fx)", turns, budget.toSeconds(), batched.persisted(),
+                batched.report().elapsed().toMillis(), single.persisted(), ratio));
+        return entry("queuedTurns", turns, "persistedBatched", batched.persisted(),
+                "persistedBatchSize1", single.persisted(), "ratio", ratio,
+                "batchedFinishedEverything", batched.report().drainedCompletely(),
+                "reportBatched", batched.report().toString(), "reportBatchSize1", single.report().toString());
     }
 
     // ---- helpers -----------------------------------------------------------------------------
