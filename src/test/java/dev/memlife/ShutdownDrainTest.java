@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
 /** Design section 2, contracts 5, 6 and 8: the bounded drain, late writes, and accounting. */
 @Timeout(30)
@@ -328,5 +329,26 @@ class ShutdownDrainTest {
         assertThat(report.failuresByProvider().getOrDefault("flaky", 0L))
                 .isBetween(report.failed(), report.failed() + report.stillRunning());
         assertThat((long) slowish.turns().size()).isLessThanOrEqualTo(accepted.get() - report.abandoned());
+    }
+
+    @Test
+    void aWriteWhoseCallerDiedBetweenReservingAndLinkingCannotHangTheDrain() {
+        Writer writer = new Writer("dying-caller", "p", 10, 16, r -> {
+            Thread t = new Thread(r, "dying-caller-writer");
+            t.setDaemon(true);
+            return t;
+        }, Clock.system(), new ThrottledLog(LoggerFactory.getLogger(ShutdownDrainTest.class)));
+        assertThat(writer.enqueue("s", "u", "linked", List.of(), new RegisteredProvider[0], 0)).isTrue();
+        assertThat(writer.queue().reserve()).as("a caller reserves the second write and dies").isEqualTo(2);
+
+        long start = System.nanoTime();
+        Writer.Outcome outcome = writer.drain(TimeUnit.MILLISECONDS.toNanos(50));
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+        assertThat(tookMillis).as("deadline 50 ms, plus at most 100 ms waiting for the link, plus margin")
+                .isLessThan(2_000);
+        assertThat(outcome.delivered()).as("no providers: the linked write counts as delivered").isEqualTo(1);
+        assertThat(outcome.abandonedIds()).isEmpty();
+        assertThat(outcome.stillRunning()).as("the write that was never linked").isEqualTo(1);
     }
 }
