@@ -9,7 +9,7 @@ import java.util.Objects;
 /**
  * One completed turn handed to the providers: the user's message, the assistant's reply, the
  * session it belongs to, and optionally the full messages of the turn. Immutable from the moment
- * a provider sees it: the writer sets its sequence number and time before that. Pass it to other
+ * a provider sees it: memlife sets its sequence number and time before that. Pass it to other
  * threads through a thread-safe handoff (a concurrent collection, an executor), as usual.
  *
  * <p>Every turn carries a {@link #writeId() write id} that is unique across managers and
