@@ -19,8 +19,8 @@ import java.util.List;
  * ones for a moment; it goes by the counts, never by emptiness, to know whether more is coming.
  *
  * <p><b>Taking</b> ({@link #poll()}, {@link #endTake()}, {@link #markFinished(long)}) is for one
- * thread at a time: the writer, or the drain once it has stopped the writer; the {@code Writer}'s
- * batch lock guarantees that.
+ * thread at a time: the writer, or the drain once it has stopped the writer from taking more; the
+ * {@code Writer}'s batch lock guarantees that.
  *
  * <p><b>Layout.</b> Callers write {@code word} and {@code tail} on every write; the taker writes
  * {@code head} on every write. The fields sit on cache lines of their own (the padding classes
@@ -53,6 +53,7 @@ final class TurnQueue extends TurnQueueTakerEnd {
     }
 
     private final int capacity;
+    /** Padding after the taker's fields, against whatever follows the queue in the heap. */
     long p20, p21, p22, p23, p24, p25, p26, p27;
 
     TurnQueue(int capacity) {
