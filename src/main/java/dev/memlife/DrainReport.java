@@ -29,14 +29,12 @@ public final class DrainReport {
     private final Duration drainTimeout;
     private final Duration elapsed;
 
-    DrainReport(long delivered, long failed, List<String> abandonedWriteIds, long stillRunning,
+    DrainReport(long delivered, long failed, AbandonedWriteIds abandonedWriteIds, long stillRunning,
             long rejected, Map<String, Long> failuresByProvider, List<String> providersNotShutDown,
             Duration drainTimeout, Duration elapsed) {
         this.delivered = delivered;
         this.failed = failed;
-        // The writer's list is immutable already, and copying it would spell out every id now.
-        this.abandonedWriteIds = abandonedWriteIds instanceof AbandonedWriteIds ? abandonedWriteIds
-                : List.copyOf(abandonedWriteIds);
+        this.abandonedWriteIds = abandonedWriteIds; // immutable; a copy would spell out every id now
         this.stillRunning = stillRunning;
         this.rejected = rejected;
         this.failuresByProvider = Map.copyOf(failuresByProvider);

@@ -261,7 +261,7 @@ final class Writer {
     // ---- shutdown --------------------------------------------------------------------------
 
     /** What the drain did, for the manager's report. */
-    record Outcome(long delivered, long failed, List<String> abandonedIds, long stillRunning, long rejected) {}
+    record Outcome(long delivered, long failed, AbandonedWriteIds abandonedIds, long stillRunning, long rejected) {}
 
     /**
      * Stops accepting writes and lets the queue drain until the deadline; then abandons whatever
