@@ -14,8 +14,8 @@ import java.util.stream.Stream;
 
 /**
  * The shutdown race: {@code turns} writes queued behind a real SQLite store, then {@code
- * shutdownAll} with a fixed budget. How many writes are in the database when it returns, with the
- * store writing batches versus one write per transaction. The writer is held until shutdown
+ * shutdownAll} with a fixed budget. How many writes the store had committed when it returns, with
+ * the store writing batches versus one write per transaction. The writer is held until shutdown
  * begins, so every write is still queued when the race starts, for both.
  */
 final class ShutdownRace {
