@@ -5,47 +5,67 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link MemoryManager#shutdownAll()} did with every write the manager was ever handed.
- * Immutable and thread-safe.
+ * What {@link MemoryManager#shutdownAll()} did with every write the manager was ever handed, per
+ * write id. Immutable and thread-safe.
  *
  * <p>The counts always add up: {@code submitted() == delivered() + failed() + abandoned() +
- * stillRunning() + rejected()}. A write is <em>delivered</em> when every provider took it without
- * throwing, <em>failed</em> when at least one provider threw on it (see {@link
- * #failuresByProvider()}) or the drain deadline passed while it was between providers, so that
- * some never got it, <em>abandoned</em> when the drain deadline passed before the writer
- * started it (its id is in {@link #abandonedWriteIds()}), <em>still running</em> when a provider was
- * still busy with it at the deadline (the writer finishes it on its own, detached), and
- * <em>rejected</em> when it arrived after shutdown began or found the queue full.
+ * stillRunning() + rejected()}, and every accepted write is in exactly one bucket:
+ * <ul>
+ *   <li><em>delivered</em>: every provider of its route took it without throwing;
+ *   <li><em>failed</em>: at least one provider threw on it ({@link #failuresByProvider()} says
+ *       which, and how often), and every other provider still got it ({@link #failedWriteIds()});
+ *   <li><em>abandoned</em>: the drain deadline passed before the writer started it, so no provider
+ *       got it ({@link #abandonedWriteIds()});
+ *   <li><em>still running</em>: the writer was handing it to its providers at the deadline; it
+ *       goes on to every one of them, detached, and how it ended is logged ({@link
+ *       #stillRunningWriteIds()});
+ *   <li><em>rejected</em>: it arrived after shutdown began, found the queue full, or no writer
+ *       thread could be started; its caller was told, and it has no id.
+ * </ul>
+ * {@link #outcomeOf(String)} says which bucket an id is in. The report is made when the
+ * shutdown ends; writes rejected later are counted by {@link MemoryManager#rejectedWrites()}.
  */
 public final class DrainReport {
 
     private final long delivered;
     private final long failed;
-    private final List<String> abandonedWriteIds;
-    private final long stillRunning;
+    private final WriteIds failedWriteIds;
+    private final WriteIds abandonedWriteIds;
+    private final WriteIds stillRunningWriteIds;
+    private final long unlinked;
     private final long rejected;
+    private final long blankTurns;
     private final Map<String, Long> failuresByProvider;
+    private final Map<String, Long> interruptsByProvider;
     private final List<String> providersNotShutDown;
+    private final List<String> providersShutDownLater;
     private final Duration drainTimeout;
     private final Duration elapsed;
 
-    DrainReport(long delivered, long failed, AbandonedWriteIds abandonedWriteIds, long stillRunning,
-            long rejected, Map<String, Long> failuresByProvider, List<String> providersNotShutDown,
-            Duration drainTimeout, Duration elapsed) {
+    DrainReport(long delivered, long failed, WriteIds failedWriteIds, WriteIds abandonedWriteIds,
+            WriteIds stillRunningWriteIds, long unlinked, long rejected, long blankTurns,
+            Map<String, Long> failuresByProvider, Map<String, Long> interruptsByProvider,
+            List<String> providersNotShutDown, List<String> providersShutDownLater, Duration drainTimeout,
+            Duration elapsed) {
         this.delivered = delivered;
         this.failed = failed;
-        this.abandonedWriteIds = abandonedWriteIds; // immutable; a copy would spell out every id now
-        this.stillRunning = stillRunning;
+        this.failedWriteIds = failedWriteIds; // immutable; a copy would spell out every id now
+        this.abandonedWriteIds = abandonedWriteIds;
+        this.stillRunningWriteIds = stillRunningWriteIds;
+        this.unlinked = unlinked;
         this.rejected = rejected;
+        this.blankTurns = blankTurns;
         this.failuresByProvider = Map.copyOf(failuresByProvider);
+        this.interruptsByProvider = Map.copyOf(interruptsByProvider);
         this.providersNotShutDown = List.copyOf(providersNotShutDown);
+        this.providersShutDownLater = List.copyOf(providersShutDownLater);
         this.drainTimeout = drainTimeout;
         this.elapsed = elapsed;
     }
 
     /** Every write the manager was handed, accepted or not (blank turns are not writes). */
     public long submitted() {
-        return delivered + failed + abandoned() + stillRunning + rejected;
+        return accepted() + rejected;
     }
 
     /** Writes every provider took without throwing. */
@@ -53,12 +73,14 @@ public final class DrainReport {
         return delivered;
     }
 
-    /**
-     * Writes at least one provider threw on (they reached every other provider), and writes the
-     * drain deadline cut off between providers (they reached only the first ones).
-     */
+    /** Writes at least one provider threw on; every other provider of their route still got them. */
     public long failed() {
         return failed;
+    }
+
+    /** The write ids of the {@link #failed()} writes, in the order the writer finished them. */
+    public List<String> failedWriteIds() {
+        return failedWriteIds;
     }
 
     /** Writes the drain deadline cut off before the writer started them. */
@@ -71,23 +93,82 @@ public final class DrainReport {
         return abandonedWriteIds;
     }
 
-    /** Writes a provider was still busy with at the deadline; the writer finishes them detached. */
+    /**
+     * Writes the writer was still handing to its providers at the deadline; it finishes them
+     * detached. Also counts, without ids, writes whose caller was stopped between the two steps of
+     * {@code syncAll} for longer than the drain could wait (a thread that died of a stack overflow
+     * right there); this is logged when it happens.
+     */
     public long stillRunning() {
-        return stillRunning;
+        return stillRunningWriteIds.size() + unlinked;
     }
 
-    /** Writes refused because they came after shutdown began or found the queue full. */
+    /** The write ids of the {@link #stillRunning()} writes. */
+    public List<String> stillRunningWriteIds() {
+        return stillRunningWriteIds;
+    }
+
+    /** Writes refused: after shutdown began, on a full queue, or with no writer thread to be had. */
     public long rejected() {
         return rejected;
     }
 
     /**
-     * For each provider that threw on a write hook, how many writes it failed. Read when the drain
-     * ended, so it may already include a {@link #stillRunning() still running} write that failed at
-     * one provider before the deadline.
+     * Turns handed to {@code syncAll} with blank user content: not writes (not in {@link
+     * #submitted()}), never queued, counted here so that none disappears unseen.
+     */
+    public long blankTurns() {
+        return blankTurns;
+    }
+
+    /**
+     * What became of the write with this id, in this report.
+     *
+     * @throws NullPointerException if {@code writeId} is null
+     */
+    public WriteOutcome outcomeOf(String writeId) {
+        String prefix = abandonedWriteIds.idPrefix();
+        if (!writeId.startsWith(prefix) || writeId.length() <= prefix.length() + 1
+                || writeId.charAt(prefix.length()) != ':') {
+            return WriteOutcome.UNKNOWN;
+        }
+        long seq;
+        try {
+            seq = Long.parseLong(writeId.substring(prefix.length() + 1));
+        } catch (NumberFormatException e) {
+            return WriteOutcome.UNKNOWN;
+        }
+        if (seq < 1 || seq > accepted()) {
+            return WriteOutcome.UNKNOWN;
+        }
+        if (abandonedWriteIds.containsSeq(seq)) {
+            return WriteOutcome.ABANDONED;
+        }
+        if (stillRunningWriteIds.containsSeq(seq)) {
+            return WriteOutcome.STILL_RUNNING;
+        }
+        return failedWriteIds.containsSeq(seq) ? WriteOutcome.FAILED : WriteOutcome.DELIVERED;
+    }
+
+    private long accepted() {
+        return delivered + failed + abandoned() + stillRunning();
+    }
+
+    /**
+     * For each provider that threw on a write hook, how many writes it failed. Read when the
+     * shutdown ended, so it may already include a {@link #stillRunning() still running} write that
+     * failed at one provider before the deadline.
      */
     public Map<String, Long> failuresByProvider() {
         return failuresByProvider;
+    }
+
+    /**
+     * For each provider that returned to the writer with the thread's interrupt flag set, how often.
+     * The writer cleared the flag each time, so the next provider's I/O was not cut short by it.
+     */
+    public Map<String, Long> interruptsByProvider() {
+        return interruptsByProvider;
     }
 
     /** Providers whose {@code shutdown()} had not returned when the shutdown budget ran out. */
@@ -95,12 +176,21 @@ public final class DrainReport {
         return providersNotShutDown;
     }
 
-    /** Whether every accepted write was handed to every provider before the deadline. */
-    public boolean drainedCompletely() {
-        return abandonedWriteIds.isEmpty() && stillRunning == 0;
+    /**
+     * Providers still running a hook when the shutdown came (a write past the drain deadline, an
+     * extraction past its timeout, a prefetch): each is shut down by that hook's thread as soon as
+     * the hook returns, never while it runs, so no hook of a provider runs after its shutdown.
+     */
+    public List<String> providersShutDownLater() {
+        return providersShutDownLater;
     }
 
-    /** The deadline the drain had. */
+    /** Whether every accepted write was handed to every provider before the deadline. */
+    public boolean drainedCompletely() {
+        return abandonedWriteIds.isEmpty() && stillRunning() == 0;
+    }
+
+    /** The budget the shutdown had. */
     public Duration drainTimeout() {
         return drainTimeout;
     }
@@ -113,10 +203,13 @@ public final class DrainReport {
     @Override
     public String toString() {
         return "DrainReport[submitted=" + submitted() + ", delivered=" + delivered + ", failed=" + failed
-                + ", abandoned=" + abandoned() + ", stillRunning=" + stillRunning + ", rejected=" + rejected
+                + ", abandoned=" + abandoned() + ", stillRunning=" + stillRunning() + ", rejected=" + rejected
                 + ", elapsed=" + elapsed.toMillis() + "ms of " + drainTimeout.toMillis() + "ms"
+                + (blankTurns == 0 ? "" : ", blankTurns=" + blankTurns)
                 + (failuresByProvider.isEmpty() ? "" : ", failuresByProvider=" + failuresByProvider)
+                + (interruptsByProvider.isEmpty() ? "" : ", interruptsByProvider=" + interruptsByProvider)
                 + (providersNotShutDown.isEmpty() ? "" : ", providersNotShutDown=" + providersNotShutDown)
+                + (providersShutDownLater.isEmpty() ? "" : ", providersShutDownLater=" + providersShutDownLater)
                 + "]";
     }
 }

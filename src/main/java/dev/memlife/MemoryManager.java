@@ -2,6 +2,7 @@ package dev.memlife;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.internal.Checks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,6 +13,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -30,6 +32,14 @@ import org.slf4j.LoggerFactory;
  * #shutdownAll()} drains the queue within a deadline, shuts the providers down and reports what
  * happened to every write.
  *
+ * <p><b>Provider failures.</b> Whatever a provider throws from a hook, an {@link Error} included
+ * ({@link StackOverflowError} and {@link OutOfMemoryError} too), is that provider's failure of
+ * that call: logged, counted, and never passed to the next provider, the writer or the caller. By
+ * the time memlife catches it the provider's frames are gone, so the stack is usable again and
+ * what the provider allocated is garbage. If the heap is really exhausted, the next provider fails
+ * the same way and is counted the same way; no write is ever counted as failed for a provider
+ * that did not fail it. No hook of a provider runs after that provider's {@code shutdown()}.
+ *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
  */
 public final class MemoryManager {
@@ -39,6 +49,7 @@ public final class MemoryManager {
 
     private final String name;
     private final Duration drainTimeout;
+    private final Clock clock;
     private final long enqueueTimeoutNanos;
     private final long prefetchTimeoutNanos;
     private final long providerShutdownTimeoutNanos;
@@ -54,7 +65,12 @@ public final class MemoryManager {
     /** Copy-on-write: tool name to the provider that registered it first. */
     private volatile Map<String, RegisteredProvider> toolOwners = Map.of();
     /** Set once by the first {@link #shutdownAll} call; later calls return the same report. */
-    private final AtomicReference<CompletableFuture<DrainReport>> shutdown = new AtomicReference<>();
+    private final AtomicReference<Shutdown> shutdown = new AtomicReference<>();
+    /** Turns with blank user content: not writes, never queued, but counted. */
+    private final AtomicLong blankTurns = new AtomicLong();
+
+    /** The shutdown in progress: its report, and its deadline on {@link #clock}, which later calls may bring forward. */
+    private record Shutdown(CompletableFuture<DrainReport> report, AtomicLong deadline) {}
 
     /** A manager with every default of {@link Builder}. */
     public MemoryManager() {
@@ -64,12 +80,13 @@ public final class MemoryManager {
     private MemoryManager(Builder b) {
         this.name = b.name != null ? b.name : String.valueOf(INSTANCES.incrementAndGet());
         this.drainTimeout = b.drainTimeout;
+        this.clock = b.clock;
         this.enqueueTimeoutNanos = b.enqueueTimeout.toNanos();
         this.prefetchTimeoutNanos = b.prefetchTimeout.toNanos();
         this.providerShutdownTimeoutNanos = b.providerShutdownTimeout.toNanos();
         this.threadFactory = b.threadFactory;
         this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
-                factory("writer"), b.clock, warnings);
+                factory("writer"), b.clock, warnings, () -> providers);
         this.prefetcher = new Prefetcher(name, factory("prefetch"), warnings);
     }
 
@@ -165,7 +182,7 @@ public final class MemoryManager {
         checkRunning("buildSystemPrompt");
         StringBuilder out = new StringBuilder();
         for (RegisteredProvider p : providers) {
-            String block = call(p.name, "systemPromptBlock", p.provider::systemPromptBlock, "");
+            String block = callLeased(p, "systemPromptBlock", p.provider::systemPromptBlock, "");
             if (block != null && !block.isBlank()) {
                 out.append(out.length() > 0 ? "\n\n" : "").append(block);
             }
@@ -193,7 +210,7 @@ public final class MemoryManager {
         Map<String, RegisteredProvider> owners = toolOwners;
         List<ToolSchema> out = new ArrayList<>();
         for (RegisteredProvider p : providers) {
-            List<ToolSchema> tools = call(p.name, "toolSchemas", p.provider::toolSchemas, List.of());
+            List<ToolSchema> tools = callLeased(p, "toolSchemas", p.provider::toolSchemas, List.of());
             for (ToolSchema tool : tools == null ? List.<ToolSchema>of() : tools) {
                 if (owners.get(tool.name()) == p) {
                     out.add(tool);
@@ -218,13 +235,19 @@ public final class MemoryManager {
             throw new IllegalArgumentException("no memory provider of manager '" + name + "' offers tool '" + tool
                     + "'; offered: " + toolOwners.keySet());
         }
+        Map<String, Object> argsCopy = Map.copyOf(args);
+        if (!owner.gate.enter()) {
+            return "{\"error\":\"" + jsonEscape("memory tool '" + tool + "' is unavailable: its provider is shut down")
+                    + "\"}";
+        }
         try {
-            return owner.provider.handleToolCall(tool, Map.copyOf(args));
+            return owner.provider.handleToolCall(tool, argsCopy);
         } catch (Throwable t) {
-            Writer.rethrowIfFatal(t);
             warnings.warn(name + "/" + owner.name + "/tool", "memory provider '" + owner.name + "' failed tool call '"
                     + tool + "'", t);
             return "{\"error\":\"" + jsonEscape("memory tool '" + tool + "' failed: " + t) + "\"}";
+        } finally {
+            owner.gate.exit();
         }
     }
 
@@ -256,10 +279,14 @@ public final class MemoryManager {
      *
      * <p>Waits only when the queue is full, for at most the builder's enqueue timeout.
      *
-     * @return true if the write was accepted; false if it was blank, or rejected because shutdown has
-     *     begun (then it is counted in the {@link DrainReport} as rejected, and logged)
+     * @return true if the write was accepted; false if it was blank (counted as a blank turn, and
+     *     logged when the assistant reply was not blank), or rejected because shutdown has begun
+     *     (then it is counted in the {@link DrainReport} as rejected, and logged)
      * @throws QueueFullException if the queue stayed full for the whole enqueue timeout (the write is
-     *     counted as rejected)
+     *     counted as rejected); from a provider on the writer thread, at once when the queue is full
+     * @throws java.util.concurrent.RejectedExecutionException if no writer thread could be started
+     *     (the write is counted as rejected). Whatever {@code syncAll} throws, nothing was queued:
+     *     retrying cannot store a turn twice.
      */
     public boolean syncAll(String userContent, String assistantContent, String sessionId, List<Message> messages) {
         return enqueue(userContent, assistantContent, sessionId, copyMessages(messages));
@@ -270,6 +297,12 @@ public final class MemoryManager {
         requireNonNull(assistant, "assistantContent");
         requireNonNull(sessionId, "sessionId");
         if (user.isBlank()) {
+            blankTurns.incrementAndGet();
+            if (!assistant.isBlank()) {
+                warnings.warn(name + "/blank-user", "memory manager '" + name + "': a turn for session '" + sessionId
+                        + "' with blank user content was not written, though it had an assistant reply of "
+                        + assistant.length() + " chars; counted in the report's blankTurns", null);
+            }
             return false;
         }
         if (writer.enqueue(sessionId, user, assistant, messages, providers, enqueueTimeoutNanos)) {
@@ -291,7 +324,7 @@ public final class MemoryManager {
      *     restored), when shutdown abandoned one of the writes, or when called from the writer thread
      */
     public boolean flushPending(Duration timeout) {
-        return writer.flush(timeout == null || timeout.isNegative() ? 0 : saturatedNanos(timeout));
+        return writer.flush(timeout == null ? 0 : Checks.saturatedNanos(timeout));
     }
 
     /** Writes accepted but not yet handed to every provider: queued, or being written now. */
@@ -301,68 +334,101 @@ public final class MemoryManager {
 
     // ---- shutdown --------------------------------------------------------------------------------
 
-    /** {@link #shutdownAll(Duration)} with the builder's drain timeout. */
+    /**
+     * Shuts the manager down with the builder's budgets: the queue drains until the drain timeout,
+     * then the providers' {@code shutdown()} gets at most the provider-shutdown timeout; otherwise
+     * as {@link #shutdownAll(Duration)}.
+     */
     public DrainReport shutdownAll() {
-        return shutdownAll(drainTimeout);
+        long reserve = providerShutdownTimeoutNanos;
+        return shutDown(Checks.saturatedAdd(Checks.saturatedNanos(drainTimeout), reserve), reserve);
     }
 
     /**
-     * Shuts the manager down: stops accepting writes, lets the queue keep draining in FIFO order
-     * until one deadline {@code drainTimeout} from now, abandons what the writer has not started,
-     * then calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration
-     * order, waiting at most the builder's provider-shutdown timeout for them.
+     * Shuts the manager down within {@code timeout}, whatever the providers do: stops accepting writes, lets the queue keep
+     * draining in FIFO order, abandons what the writer has not started by the drain deadline, then
+     * calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration
+     * order. The drain deadline keeps a tenth of {@code timeout} (at most the builder's
+     * provider-shutdown timeout) for the providers' shutdown, which then waits what is left, at
+     * most that timeout; so the call returns within {@code timeout}, with its report, even when a
+     * provider hangs in {@code shutdown()}. A provider still running a hook (a write past the
+     * deadline, a detached extraction) is shut down when that hook returns, never under it: see
+     * {@link DrainReport#providersShutDownLater()}.
      *
-     * <p>Idempotent: a later or concurrent call waits for the first one to finish and returns its
-     * report, calling no provider again. An interrupt while draining ends the drain early (the
-     * remaining writes are abandoned) and the interrupt flag is restored.
+     * <p>Idempotent: a later or concurrent call returns the first call's report and calls no
+     * provider again. A concurrent call with an earlier deadline brings the shared deadline
+     * forward, so it returns within its own timeout too. Called from a provider on the writer
+     * thread, it does not wait for the queue (the writer cannot drain while it is inside this
+     * call): the writes not started are abandoned at once and the one in progress is still
+     * running. An interrupt while draining ends the drain early (the remaining writes are
+     * abandoned) and the interrupt flag is restored. Never throws but for a null argument.
      *
      * @return what happened to every write this manager was handed
      */
-    public DrainReport shutdownAll(Duration drainTimeout) {
-        requireNonNull(drainTimeout, "drainTimeout");
-        CompletableFuture<DrainReport> mine = new CompletableFuture<>();
-        CompletableFuture<DrainReport> first;
+    public DrainReport shutdownAll(Duration timeout) {
+        requireNonNull(timeout, "timeout");
+        long budget = Checks.saturatedNanos(timeout);
+        return shutDown(budget, Math.min(providerShutdownTimeoutNanos, budget / 10));
+    }
+
+    /** Shuts down within {@code budget}, of which the queue gets all but {@code reserve}. */
+    private DrainReport shutDown(long budget, long reserve) {
+        // From a provider on the writer thread nothing drains while this call waits: no deadline later than now.
+        long deadline = Checks.saturatedAdd(clock.nanoTime(), writer.workerThread() == Thread.currentThread() ? 0 : budget);
+        Shutdown mine = new Shutdown(new CompletableFuture<>(), new AtomicLong(deadline));
+        Shutdown first;
         synchronized (registration) {
             first = shutdown.compareAndExchange(null, mine);
         }
         if (first != null) {
-            return first.join();
+            if (first.deadline.getAndAccumulate(deadline, Math::min) > deadline) {
+                writer.tightenDrainDeadline(deadline - reserve);
+            }
+            return first.report.join();
         }
-        try {
-            DrainReport report = drainAndShutDown(drainTimeout.isNegative() ? Duration.ZERO : drainTimeout);
-            mine.complete(report);
-            return report;
-        } catch (RuntimeException | Error e) {
-            mine.completeExceptionally(e);
-            throw e;
-        }
+        DrainReport report = drainAndShutDown(mine, reserve, Duration.ofNanos(budget - reserve));
+        mine.report.complete(report);
+        return report;
     }
 
-    private DrainReport drainAndShutDown(Duration timeout) {
+    private DrainReport drainAndShutDown(Shutdown shutdown, long reserve, Duration drainTimeout) {
         long start = System.nanoTime();
-        Writer.Outcome outcome = writer.drain(saturatedNanos(timeout));
+        Writer.Outcome outcome = writer.drain(shutdown.deadline.get() - reserve);
         if (!outcome.abandonedIds().isEmpty() || outcome.stillRunning() > 0) {
-            LOG.warn("memory manager '{}': drain deadline of {} ms passed; {} writes abandoned, {} still running",
-                    name, timeout.toMillis(), outcome.abandonedIds().size(), outcome.stillRunning());
+            LOG.warn("memory manager '{}': drain deadline passed; {} writes abandoned, {} still running", name,
+                    outcome.abandonedIds().size(), outcome.stillRunning());
         }
         prefetcher.shutdown();
         List<RegisteredProvider> all = List.of(providers);
+        long left = Math.max(0, shutdown.deadline.get() - clock.nanoTime());
+        ProviderShutdown.Result shut = ProviderShutdown.run(name, all, factory("shutdown"),
+                Math.min(providerShutdownTimeoutNanos, left), warnings);
         Map<String, Long> failures = new HashMap<>();
+        Map<String, Long> interrupts = new HashMap<>();
         for (RegisteredProvider p : all) {
-            long n = p.failedWrites.get();
-            if (n > 0) {
-                failures.put(p.name, n);
-            }
+            putIfPositive(failures, p.name, p.failedWrites.get());
+            putIfPositive(interrupts, p.name, p.interruptsCleared.get());
         }
-        List<String> notShutDown = ProviderShutdown.run(name, all, factory("shutdown"),
-                providerShutdownTimeoutNanos, warnings);
-        return new DrainReport(outcome.delivered(), outcome.failed(), outcome.abandonedIds(), outcome.stillRunning(),
-                outcome.rejected(), failures, notShutDown, timeout, Duration.ofNanos(System.nanoTime() - start));
+        return new DrainReport(outcome.delivered(), outcome.failed(), outcome.failedIds(), outcome.abandonedIds(),
+                outcome.stillRunningIds(), outcome.unlinked(), writer.rejectedSoFar(), blankTurns.get(), failures,
+                interrupts, shut.notShutDown(), shut.shutDownLater(), drainTimeout,
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    private static void putIfPositive(Map<String, Long> map, String key, long n) {
+        if (n > 0) {
+            map.put(key, n);
+        }
     }
 
     /** Whether {@link #shutdownAll} has been called. */
     public boolean isShutdown() {
         return shutdown.get() != null;
+    }
+
+    /** Turns with blank user content handed to {@code syncAll} so far: not writes, never queued. */
+    public long blankTurns() {
+        return blankTurns.get();
     }
 
     /** Writes rejected so far: after shutdown began, or on a full queue. */
@@ -383,15 +449,52 @@ public final class MemoryManager {
         }
     }
 
+    /**
+     * Calls {@code action} on every provider, in registration order, each call isolated. The pass
+     * leases every provider before it calls the first, so a shutdown that starts meanwhile waits
+     * for each provider until the pass is done with it, and providers it already shut down are
+     * skipped (see {@link ProviderGate}).
+     */
     private void forEachProvider(String hook, Consumer<MemoryProvider> action) {
-        for (RegisteredProvider p : providers) {
-            try {
-                action.accept(p.provider);
-            } catch (Throwable t) {
-                Writer.rethrowIfFatal(t);
-                warnings.warn(name + "/" + p.name + "/" + hook, "memory provider '" + p.name + "' of manager '" + name
-                        + "' failed in " + hook + "; the next provider is still called", t);
+        RegisteredProvider[] all = providers;
+        boolean[] leased = new boolean[all.length];
+        for (int i = 0; i < all.length; i++) {
+            leased[i] = all[i].gate.enter();
+        }
+        int i = 0;
+        try {
+            for (; i < all.length; i++) {
+                if (leased[i]) {
+                    leased[i] = false;
+                    RegisteredProvider p = all[i];
+                    try {
+                        action.accept(p.provider);
+                    } catch (Throwable t) {
+                        warnings.warn(name + "/" + p.name + "/" + hook, "memory provider '" + p.name + "' of manager '"
+                                + name + "' failed in " + hook + "; the next provider is still called", t);
+                    } finally {
+                        p.gate.exit();
+                    }
+                }
             }
+        } finally {
+            for (; i < all.length; i++) { // only if something above threw past its catch
+                if (leased[i]) {
+                    all[i].gate.exit();
+                }
+            }
+        }
+    }
+
+    /** One isolated call of a registered provider, under a lease; {@code fallback} if it is shut down or fails. */
+    private <T> T callLeased(RegisteredProvider p, String hook, Supplier<T> body, T fallback) {
+        if (!p.gate.enter()) {
+            return fallback;
+        }
+        try {
+            return call(p.name, hook, body, fallback);
+        } finally {
+            p.gate.exit();
         }
     }
 
@@ -399,7 +502,6 @@ public final class MemoryManager {
         try {
             return body.get();
         } catch (Throwable t) {
-            Writer.rethrowIfFatal(t);
             warnings.warn(name + "/" + providerName + "/" + hook, "memory provider '" + providerName + "' of manager '"
                     + name + "' failed in " + hook, t);
             return fallback;
@@ -426,14 +528,6 @@ public final class MemoryManager {
             requireNonNull(messages.get(i), () -> "messages[" + index + "]");
         }
         return List.copyOf(messages);
-    }
-
-    private static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
     }
 
     private static String jsonEscape(String s) {
@@ -509,7 +603,7 @@ public final class MemoryManager {
          * {@value #DEFAULT_DRAIN_TIMEOUT_MILLIS} ms. Zero abandons whatever is still queued at once.
          */
         public Builder drainTimeout(Duration drainTimeout) {
-            this.drainTimeout = nonNegative(drainTimeout, "drainTimeout");
+            this.drainTimeout = Checks.nonNegative(drainTimeout, "drainTimeout");
             return this;
         }
 
@@ -527,7 +621,7 @@ public final class MemoryManager {
          * QueueFullException}; default {@value #DEFAULT_ENQUEUE_TIMEOUT_MILLIS} ms.
          */
         public Builder enqueueTimeout(Duration enqueueTimeout) {
-            this.enqueueTimeout = nonNegative(enqueueTimeout, "enqueueTimeout");
+            this.enqueueTimeout = Checks.nonNegative(enqueueTimeout, "enqueueTimeout");
             return this;
         }
 
@@ -549,7 +643,7 @@ public final class MemoryManager {
 
         /** How long {@code prefetchAll} waits for the providers; default {@value #DEFAULT_PREFETCH_TIMEOUT_MILLIS} ms. */
         public Builder prefetchTimeout(Duration prefetchTimeout) {
-            this.prefetchTimeout = positive(prefetchTimeout, "prefetchTimeout");
+            this.prefetchTimeout = Checks.positive(prefetchTimeout, "prefetchTimeout");
             return this;
         }
 
@@ -558,7 +652,7 @@ public final class MemoryManager {
          * {@value #DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS} ms.
          */
         public Builder providerShutdownTimeout(Duration providerShutdownTimeout) {
-            this.providerShutdownTimeout = nonNegative(providerShutdownTimeout, "providerShutdownTimeout");
+            this.providerShutdownTimeout = Checks.nonNegative(providerShutdownTimeout, "providerShutdownTimeout");
             return this;
         }
 
@@ -582,21 +676,6 @@ public final class MemoryManager {
         /** A new manager with these settings. */
         public MemoryManager build() {
             return new MemoryManager(this);
-        }
-
-        private static Duration nonNegative(Duration d, String what) {
-            requireNonNull(d, what);
-            if (d.isNegative()) {
-                throw new IllegalArgumentException(what + " must not be negative, was " + d);
-            }
-            return d;
-        }
-
-        private static Duration positive(Duration d, String what) {
-            if (nonNegative(d, what).isZero()) {
-                throw new IllegalArgumentException(what + " must be positive, was " + d);
-            }
-            return d;
         }
     }
 }

@@ -38,11 +38,15 @@ final class Prefetcher {
         List<Future<String>> futures = new ArrayList<>(providers.size());
         for (RegisteredProvider p : providers) {
             try {
-                futures.add(pool.submit(() -> p.provider.prefetch(query, sessionId)));
+                futures.add(pool.submit(() -> prefetchLeased(p, query, sessionId)));
             } catch (RejectedExecutionException e) {
                 futures.add(null);
                 warnings.warn(managerName + "/" + p.name + "/prefetch", "memory provider '" + p.name
                         + "': prefetch skipped, all " + MAX_THREADS + " prefetch threads are busy", null);
+            } catch (RuntimeException | Error e) { // the thread factory failed
+                futures.add(null);
+                warnings.warn(managerName + "/" + p.name + "/prefetch", "memory provider '" + p.name
+                        + "': prefetch skipped, no prefetch thread could be made (" + e + ")", null);
             }
         }
         long deadline = System.nanoTime() + timeoutNanos;
@@ -54,6 +58,18 @@ final class Prefetcher {
             }
         }
         return out.toString();
+    }
+
+    /** Runs under a lease on the provider's gate: never after the provider's shutdown. */
+    private static String prefetchLeased(RegisteredProvider p, String query, String sessionId) {
+        if (!p.gate.enter()) {
+            return "";
+        }
+        try {
+            return p.provider.prefetch(query, sessionId);
+        } finally {
+            p.gate.exit();
+        }
     }
 
     private String await(RegisteredProvider p, Future<String> f, long deadline) {

@@ -8,46 +8,79 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration order, on
- * a thread of its own, and waits for them at most a budget: a provider that hangs in shutdown
- * cannot hang the caller. Whatever has not returned by then is reported by name and left to finish
- * detached on the (daemon) shutdown thread.
+ * Calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration order,
+ * and never while a hook of that provider may still run.
+ *
+ * <p>First it closes every provider's {@link ProviderGate gate}, so no hook starts on any of them
+ * from then on. A provider whose gate is held (a write still running on the writer, an extraction
+ * left running past its timeout, a prefetch) is shut down <em>later</em>, by the thread that
+ * leaves its gate last, and reported as such. The others are shut down now, on a thread of their
+ * own, waited for at most a budget: a provider that hangs in {@code shutdown()} cannot hang the
+ * caller; whatever has not returned by then is reported by name and left to finish detached on
+ * the (daemon) shutdown thread. If no thread can be made, they are shut down on the caller's
+ * thread, without the budget's bound, and that is logged.
  */
 final class ProviderShutdown {
 
+    /** Which providers were not shut down within the budget, and which wait for a running hook. */
+    record Result(List<String> notShutDown, List<String> shutDownLater) {}
+
     private ProviderShutdown() {}
 
-    /**
-     * @return the names of the providers whose shutdown had not returned within the budget
-     */
-    static List<String> run(String managerName, List<RegisteredProvider> providers, ThreadFactory threadFactory,
+    static Result run(String managerName, List<RegisteredProvider> providers, ThreadFactory threadFactory,
             long budgetNanos, ThrottledLog warnings) {
-        if (providers.isEmpty()) {
-            return List.of();
-        }
         List<RegisteredProvider> order = new ArrayList<>(providers);
         Collections.reverse(order);
+        List<RegisteredProvider> now = new ArrayList<>();
+        List<String> later = new ArrayList<>();
+        for (RegisteredProvider p : order) {
+            if (p.gate.close(() -> shutDown(managerName, p, warnings, true))) {
+                now.add(p);
+            } else {
+                later.add(p.name);
+            }
+        }
+        if (!later.isEmpty()) {
+            warnings.warn(managerName + "/shutdown-later", "memory manager '" + managerName + "': " + later
+                    + " still run a hook (a write past the drain deadline, or a detached extraction or prefetch); "
+                    + "each is shut down as soon as its hook returns, never before", null);
+        }
+        return new Result(shutDownNow(managerName, now, threadFactory, budgetNanos, warnings), List.copyOf(later));
+    }
+
+    /** @return the names of the providers whose shutdown had not returned within the budget */
+    private static List<String> shutDownNow(String managerName, List<RegisteredProvider> order,
+            ThreadFactory threadFactory, long budgetNanos, ThrottledLog warnings) {
+        if (order.isEmpty()) {
+            return List.of();
+        }
         // The calls run one after another, so the ones not finished are always the last getCount().
         CountDownLatch done = new CountDownLatch(order.size());
-        Thread thread = threadFactory.newThread(() -> {
-            for (int i = 0; i < order.size(); i++) {
-                RegisteredProvider p = order.get(i);
+        Runnable all = () -> {
+            for (RegisteredProvider p : order) {
                 try {
-                    p.provider.shutdown();
-                } catch (Throwable t) {
-                    Writer.rethrowIfFatal(t);
-                    warnings.warn(managerName + "/" + p.name + "/shutdown", "memory provider '" + p.name
-                            + "' of manager '" + managerName + "' failed in shutdown()", t);
+                    shutDown(managerName, p, warnings, false);
                 } finally {
                     done.countDown();
                 }
             }
-        });
-        if (thread == null) {
-            throw new IllegalStateException("thread factory returned null for the shutdown of manager '"
-                    + managerName + "'");
+        };
+        Thread thread = null;
+        try {
+            thread = threadFactory.newThread(all);
+            if (thread != null) {
+                thread.start();
+            }
+        } catch (Throwable t) {
+            thread = null;
+            warnings.warn(managerName + "/shutdown-thread", "memory manager '" + managerName + "': no thread could be "
+                    + "made for the providers' shutdown (" + t + "); shutting them down on this thread, unbounded",
+                    null);
         }
-        thread.start();
+        if (thread == null) {
+            all.run();
+            return List.of();
+        }
         try {
             done.await(budgetNanos, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
@@ -63,5 +96,15 @@ final class ProviderShutdown {
                     + " ms; left running detached", null);
         }
         return unfinished;
+    }
+
+    /** One provider's shutdown; whatever it throws is logged and goes no further. */
+    private static void shutDown(String managerName, RegisteredProvider p, ThrottledLog warnings, boolean late) {
+        try {
+            p.provider.shutdown();
+        } catch (Throwable t) {
+            warnings.warn(managerName + "/" + p.name + "/shutdown", "memory provider '" + p.name + "' of manager '"
+                    + managerName + "' failed in shutdown()" + (late ? " (run after its last hook returned)" : ""), t);
+        }
     }
 }

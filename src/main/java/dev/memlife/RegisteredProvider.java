@@ -4,7 +4,7 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A provider as the manager holds it: whether it writes batches, and its failure count. */
+/** A provider as the manager holds it: whether it writes batches, its counts, and its gate. */
 final class RegisteredProvider {
 
     final MemoryProvider provider;
@@ -13,6 +13,10 @@ final class RegisteredProvider {
     final boolean writesBatches;
     /** Writes this provider threw on; updated by the writer thread, read by reports. */
     final AtomicLong failedWrites = new AtomicLong();
+    /** Times this provider returned to the writer with the thread's interrupt flag set (then cleared). */
+    final AtomicLong interruptsCleared = new AtomicLong();
+    /** Keeps this provider's hooks and its shutdown apart. */
+    final ProviderGate gate = new ProviderGate();
 
     RegisteredProvider(MemoryProvider provider, String name) {
         this.provider = provider;

@@ -1,8 +1,11 @@
 package dev.memlife;
 
+import dev.memlife.internal.Checks;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,6 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The write path of one {@link MemoryManager}: a bounded FIFO queue, the single writer thread that
@@ -18,17 +23,28 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Callers never take a lock on the fast path.</b> A caller reserves its write (one
  * compare-and-set that also checks the capacity and whether shutdown began) and appends it to a
  * lock-free list: see {@link TurnQueue}. Shutdown closes the queue in the same word, so every write
- * is either accepted before shutdown began, or rejected and counted.
+ * is either accepted before shutdown began, or rejected and counted. A caller starts the writer
+ * thread <em>before</em> it reserves, so an exception from {@code syncAll} always means that
+ * nothing was queued.
  *
- * <p><b>The barrier counts.</b> The writer finishes writes in queue order and publishes how many
- * it has finished ({@link TurnQueue#finished()}). A flush that starts when {@code n} writes were
- * reserved is met once {@code finished >= n}: every write whose {@code syncAll} returned before
- * the flush was linked into the queue before it, and at most {@code n} writes were linked by then,
- * so they are all among the first {@code n} the writer finishes.
+ * <p><b>Progress is published per write.</b> The writer hands a <em>chunk</em> (one write, or a
+ * run of writes for providers that take batches) to every provider of its route, then publishes
+ * it as delivered or failed ({@link #delivered}, {@link #failed}, {@link TurnQueue#finished()}):
+ * release stores, since only the writer writes them, so publishing costs no atomic instruction. A
+ * flush that starts when {@code n} writes were reserved is met once {@code finished >= n}: every
+ * write whose {@code syncAll} returned before the flush was linked before it, and at most {@code
+ * n} writes were linked by then, so they are all among the first {@code n} the writer finishes.
  *
- * <p><b>Abandonment is a claim.</b> The writer claims each write (by CAS on {@link #started})
- * before it starts it; a drain whose deadline passed claims all the rest at once. A write is thus
- * started by the writer or abandoned by the drain, never both and never neither.
+ * <p><b>Abandonment is a claim.</b> The writer claims each chunk (by CAS on {@link #started})
+ * before it hands it to the first provider; a drain whose deadline passed claims all the rest at
+ * once. A write is thus started by the writer or abandoned by the drain, never both and never
+ * neither. A started write goes to every provider of its route, deadline or not: the drain reports
+ * it as still running, by id, and the writer logs how it ended.
+ *
+ * <p><b>Locks</b>, never nested except as written: {@link #startLock} (starting the thread),
+ * {@link #batchLock} (taking a batch; the drain's claim; may take {@link #waits} inside), {@link
+ * #waits} (callers waiting for room, flushes and the drain waiting for progress), {@link
+ * #failedLock} (the failed ids). None is held while a provider runs.
  */
 final class Writer {
 
@@ -55,19 +71,36 @@ final class Writer {
     /** Marks {@link #started} once the drain (or a dying writer) has claimed the rest of a batch. */
     private static final int STOPPED = Integer.MAX_VALUE;
 
+    private static final VarHandle DELIVERED;
+    private static final VarHandle FAILED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            DELIVERED = lookup.findVarHandle(Writer.class, "delivered", long.class);
+            FAILED = lookup.findVarHandle(Writer.class, "failed", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final String managerName;
     private final String idPrefix;
     private final int maxBatchSize;
     private final ThreadFactory threadFactory;
     private final Clock clock;
     private final ThrottledLog warnings;
+    /** Every provider of the manager, for the writer's leases on their gates. */
+    private final Supplier<RegisteredProvider[]> providers;
 
     // ---- the queue, fed without locks ----
     private final TurnQueue queue;
     /** Written only while holding the {@link #waits} lock, read anywhere. */
     private volatile State state = State.RUNNING;
-    private final AtomicLong delivered = new AtomicLong();
-    private final AtomicLong failed = new AtomicLong();
+    /** Writes every provider took; written only by the writer thread (release stores). */
+    private volatile long delivered;
+    /** Writes at least one provider failed; written only by the writer thread (release stores). */
+    private volatile long failed;
     private final AtomicLong rejected = new AtomicLong();
 
     // ---- the writer thread ----
@@ -79,11 +112,19 @@ final class Writer {
     private final ReentrantLock batchLock = new ReentrantLock();
     /** The writer's current batch: the one list it refills, set when the writer starts. */
     private List<Turn> current = List.of();
+    /** Writes finished before {@link #current} was taken. */
+    private long batchBase;
     /** How many writes of {@link #current} the writer has claimed to start, or {@link #STOPPED}. */
     private final AtomicInteger started = new AtomicInteger();
-    private final AbandonedWriteIds.Builder abandoned;
+    private final WriteIds.Builder abandoned;
     /** Size of {@link #abandoned}, for readers outside the lock. */
     private volatile long abandonedCount;
+    /** The drain's deadline on {@link #clock}; only ever moves earlier. */
+    private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
+
+    // ---- failed ids: appended by the writer (rarely), read by the drain ----
+    private final Object failedLock = new Object();
+    private final WriteIds.Builder failedIds;
 
     // ---- waiting: callers for room, flushes and the drain for progress ----
     private final ReentrantLock waits = new ReentrantLock();
@@ -91,32 +132,44 @@ final class Writer {
     private final Condition progress = waits.newCondition();
     /** Callers waiting for room; written under {@link #waits}, read by the writer to decide whether to signal. */
     private volatile int callersWaiting;
-    /** Threads waiting for progress; written under {@link #waits}, read by the writer to decide whether to signal. */
+    /**
+     * Threads waiting for progress; written under {@link #waits}, read by the writer after it
+     * publishes. The writer's read may pass its release store of the count (no fence), so a
+     * waiter can miss a signal: it then sees the count at its next slice, {@link
+     * #MAX_WAIT_SLICE_NANOS} later at most. Harmless, and it keeps a fence off every write.
+     */
     private volatile int progressWaiters;
 
     Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, ThreadFactory threadFactory,
-            Clock clock, ThrottledLog warnings) {
+            Clock clock, ThrottledLog warnings, Supplier<RegisteredProvider[]> providers) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
         this.queue = new TurnQueue(capacity);
-        this.abandoned = new AbandonedWriteIds.Builder(idPrefix);
+        this.abandoned = new WriteIds.Builder(idPrefix);
+        this.failedIds = new WriteIds.Builder(idPrefix);
         this.maxBatchSize = maxBatchSize;
         this.threadFactory = threadFactory;
         this.clock = clock;
         this.warnings = warnings;
+        this.providers = providers;
     }
 
     // ---- callers ---------------------------------------------------------------------------
 
     /**
-     * Accepts one write, waiting at most {@code timeoutNanos} for room in a full queue.
+     * Accepts one write, waiting at most {@code timeoutNanos} for room in a full queue (not at all
+     * on the writer thread, which would wait for itself).
      *
      * @return true if accepted, false if rejected because shutdown has begun
      * @throws QueueFullException if the queue stayed full for the whole timeout, or the wait was
      *     interrupted (the interrupt flag is then restored)
+     * @throws RejectedExecutionException if no writer thread could be started; nothing was queued
      */
     boolean enqueue(String sessionId, String user, String assistant, List<Message> messages,
             RegisteredProvider[] route, long timeoutNanos) {
+        if (worker == null) {
+            startWorkerOrReject();
+        }
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
         Turn turn = new Turn(idPrefix, 0, sessionId, user, assistant, messages, 0, route);
@@ -137,7 +190,8 @@ final class Writer {
             if (waitStart == 0) {
                 waitStart = System.nanoTime() | 1; // never 0
             }
-            if (!awaitRoom(waitStart, timeoutNanos)) {
+            long timeout = Thread.currentThread() == worker ? 0 : timeoutNanos; // a provider writing back
+            if (!awaitRoom(waitStart, timeout)) {
                 return false; // shutdown began while this caller waited; the drain counted it
             }
         }
@@ -186,7 +240,25 @@ final class Writer {
         return new QueueFullException(managerName, queue.capacity(), pending(), waitedMillis, interrupted);
     }
 
-    /** Called by the one caller that found the writer parked, or not started yet. */
+    /** Starts the writer before a caller reserves; if it cannot, the caller's write is rejected. */
+    private void startWorkerOrReject() {
+        if (state != State.RUNNING) {
+            return; // the reservation is refused and counted; no thread for that
+        }
+        try {
+            startWorker();
+        } catch (Throwable t) { // even OutOfMemoryError: "unable to create native thread" is that
+            rejected.incrementAndGet();
+            throw new RejectedExecutionException("memory manager '" + managerName + "' could not start its writer "
+                    + "thread (" + t + "); the write was not accepted and is counted as rejected", t);
+        }
+    }
+
+    /**
+     * Called by the one caller that found the writer parked. The write is accepted by now, so this
+     * never throws: if the writer died since the caller looked and no new one can be started, the
+     * write waits for the next caller to start one, or for the drain, which reports it.
+     */
     private void wakeWorker() {
         Thread w = worker;
         if (w != null) {
@@ -195,9 +267,10 @@ final class Writer {
         }
         try {
             startWorker();
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable t) {
             queue.announcePark(); // still no writer: the next caller tries again
-            throw e;
+            warnings.warn(managerName + "/start", "memory manager '" + managerName + "' could not restart its writer "
+                    + "thread (" + t + "); queued writes wait for the next write or for shutdown", null);
         }
     }
 
@@ -213,15 +286,17 @@ final class Writer {
         if (Thread.currentThread() == worker) {
             return false; // the writer cannot wait for itself
         }
-        return awaitCompleted(target, saturatedAdd(clock.nanoTime(), timeoutNanos));
+        long deadline = Checks.saturatedAdd(clock.nanoTime(), timeoutNanos);
+        return awaitFinished(target, () -> deadline);
     }
 
-    private boolean awaitCompleted(long target, long deadline) {
+    /** Waits until {@code target} writes are finished; false at the deadline, on interrupt or abandonment. */
+    private boolean awaitFinished(long target, LongSupplier deadline) {
         waits.lock();
         progressWaiters++;
         try {
             while (queue.finished() < target) {
-                long remaining = deadline - clock.nanoTime();
+                long remaining = deadline.getAsLong() - clock.nanoTime();
                 boolean unreachable = state == State.ABANDONED && target > queue.reserved() - abandonedCount;
                 if (unreachable || remaining <= 0) {
                     return false;
@@ -260,15 +335,35 @@ final class Writer {
 
     // ---- shutdown --------------------------------------------------------------------------
 
-    /** What the drain did, for the manager's report. */
-    record Outcome(long delivered, long failed, AbandonedWriteIds abandonedIds, long stillRunning, long rejected) {}
+    /**
+     * What the drain found. {@code unlinked} writes were accepted but their callers never linked
+     * them (see {@link #LINK_WAIT_NANOS}); they count as still running, without ids.
+     */
+    record Outcome(long delivered, long failed, WriteIds failedIds, WriteIds abandonedIds,
+            WriteIds stillRunningIds, long unlinked) {
+
+        long stillRunning() {
+            return stillRunningIds.size() + unlinked;
+        }
+    }
 
     /**
-     * Stops accepting writes and lets the queue drain until the deadline; then abandons whatever
-     * the writer has not started. Called once, by the manager's shutdown.
+     * Moves the drain's deadline earlier (a later deadline changes nothing), and wakes the drain
+     * so it sees it.
      */
-    Outcome drain(long timeoutNanos) {
-        long deadline = saturatedAdd(clock.nanoTime(), timeoutNanos);
+    void tightenDrainDeadline(long deadline) {
+        drainDeadline.accumulateAndGet(deadline, Math::min);
+        signalProgress();
+    }
+
+    /**
+     * Stops accepting writes and lets the queue drain until the deadline (on {@link Clock}, and
+     * see {@link #tightenDrainDeadline}); then abandons whatever the writer has not started.
+     * Called once, by the manager's shutdown. On the writer thread itself (a provider shutting its
+     * manager down) it does not wait: the writer cannot drain while it is inside this call.
+     */
+    Outcome drain(long deadline) {
+        drainDeadline.accumulateAndGet(deadline, Math::min);
         long target;
         waits.lock();
         try {
@@ -279,27 +374,45 @@ final class Writer {
         } finally {
             waits.unlock();
         }
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w); // let an idle writer see the new state
-        }
-        boolean complete = awaitCompleted(target, deadline);
+        boolean onWriter = Thread.currentThread() == worker;
+        boolean complete = queue.finished() >= target
+                || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get));
         batchLock.lock();
         try {
-            if (!complete) {
-                abandonRest();
-            }
-            long doneDelivered = delivered.get();
-            long doneFailed = failed.get();
-            long stillRunning = target - doneDelivered - doneFailed - abandoned.size();
-            return new Outcome(doneDelivered, doneFailed, abandoned.build(), stillRunning, rejected.get());
+            int claimedEnd = complete ? STOPPED : abandonRest();
+            return snapshot(claimedEnd);
         } finally {
             batchLock.unlock();
         }
     }
 
-    /** Called under {@link #batchLock}: claims every write the writer has not started. */
-    private void abandonRest() {
+    /** Makes sure a writer runs while writes wait; false if none can (they are then abandoned at once). */
+    private boolean writerRunsFor(long target) {
+        Thread w = worker;
+        if (w != null) {
+            LockSupport.unpark(w); // let an idle writer see the new state
+            return true;
+        }
+        if (queue.finished() >= target) {
+            return true;
+        }
+        try {
+            startWorker();
+            return true;
+        } catch (Throwable t) {
+            warnings.warn(managerName + "/start", "memory manager '" + managerName + "': no writer thread could be "
+                    + "started for the drain (" + t + "); the queued writes are abandoned", null);
+            return false;
+        }
+    }
+
+    /**
+     * Called under {@link #batchLock}: claims every write the writer has not started.
+     *
+     * @return how far the writer had claimed {@link #current} (the end of the chunk it may still be
+     *     writing), or {@link #STOPPED} if a dying writer already gave the batch up
+     */
+    private int abandonRest() {
         waits.lock();
         try {
             state = State.ABANDONED;
@@ -335,6 +448,42 @@ final class Writer {
         }
         abandonedCount = abandoned.size();
         signalProgress(); // flushes waiting for abandoned writes return false now
+        return from;
+    }
+
+    /**
+     * Called under {@link #batchLock} once nothing more can be claimed: what is finished, and which
+     * writes of the current batch the writer is still handing to its providers.
+     */
+    private Outcome snapshot(int claimedEnd) {
+        long d;
+        long f;
+        do { // one consistent pair: the writer moves one of them per chunk, both only up
+            d = delivered;
+            f = failed;
+        } while (d != delivered);
+        WriteIds failedNow;
+        synchronized (failedLock) {
+            failedNow = failedIds.build((int) f); // the writer adds ids before it publishes the count
+        }
+        WriteIds.Builder running = new WriteIds.Builder(idPrefix);
+        if (claimedEnd != STOPPED) {
+            for (long i = d + f - batchBase; i < claimedEnd; i++) {
+                running.add(current.get((int) i));
+            }
+        }
+        if (running.size() == 0) {
+            releaseLeases(); // the writer will call no provider again
+        }
+        long unlinked = queue.reserved() - d - f - abandoned.size() - running.size();
+        return new Outcome(d, f, failedNow, abandoned.build(), running.build(), unlinked);
+    }
+
+    /** Ends the writer's standing lease on every provider's gate; idempotent. */
+    private void releaseLeases() {
+        for (RegisteredProvider p : providers.get()) {
+            p.gate.releaseWriter();
+        }
     }
 
     // ---- the writer thread -----------------------------------------------------------------
@@ -349,8 +498,13 @@ final class Writer {
                 throw new IllegalStateException("thread factory returned null for the writer of manager '"
                         + managerName + "'");
             }
-            worker = t;
-            t.start();
+            worker = t; // before start: a provider calling back from the writer must see itself as the writer
+            try {
+                t.start();
+            } catch (Throwable e) {
+                worker = null;
+                throw e;
+            }
         }
     }
 
@@ -366,13 +520,14 @@ final class Writer {
             while (awaitWork() && takeBatch(batch)) {
                 deliver(batch);
             }
-        } catch (VirtualMachineError fatal) {
+            releaseLeases(); // shut down: nothing more to write
+        } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
             synchronized (startLock) {
                 worker = null;
             }
             queue.announcePark(); // no writer now: the next caller starts one
             if (queue.reserved() > queue.taken() && state != State.ABANDONED) {
-                startWorker(); // queued writes still need a writer; this one is going down
+                wakeWorker(); // queued writes still need a writer; this one is going down
             }
             throw fatal;
         }
@@ -403,7 +558,7 @@ final class Writer {
                 LockSupport.park(this);
             }
             queue.clearPark();
-            Thread.interrupted(); // the writer stops by state only; clear an interrupt a provider left behind
+            Thread.interrupted(); // the writer stops by state only; clear an interrupt from outside
         }
     }
 
@@ -421,6 +576,7 @@ final class Writer {
                 batch.add(t);
             }
             queue.endTake();
+            batchBase = delivered + failed;
             started.set(0);
         } finally {
             batchLock.unlock();
@@ -434,16 +590,12 @@ final class Writer {
     /**
      * Hands the batch to the providers. Consecutive writes with the same route go together: as one
      * {@code syncBatch} per provider when every provider of the route writes batches, else one write
-     * at a time, each to every provider before the next starts.
-     *
-     * <p>The writer publishes what it finished once per batch, or per write while someone waits or
-     * a drain counts: its counters share nothing with callers, but fewer writes keep them cheap.
+     * at a time, each to every provider before the next starts. Each chunk is published as soon as
+     * every provider had it.
      */
     private void deliver(List<Turn> batch) {
         int claimed = 0;
         int finished = 0;
-        int delivered = 0;
-        int failed = 0;
         try {
             int from = 0;
             while (from < batch.size()) {
@@ -456,46 +608,41 @@ final class Writer {
                 for (int i = from; i < to; i = finished) {
                     int end = wholeRun ? to : i + 1;
                     if (!started.compareAndSet(i, end)) {
-                        publish(delivered, failed);
                         return; // the drain deadline passed and the drain abandoned the rest
                     }
                     claimed = end;
-                    if (handToEveryProvider(batch, i, end, route)) {
-                        delivered += end - i;
-                    } else {
-                        failed += end - i;
-                    }
+                    publish(batch, i, end, handToEveryProvider(batch, i, end, route));
                     finished = end;
-                    if (progressWaiters > 0 || state != State.RUNNING) {
-                        publish(delivered, failed); // someone is waiting on this write, or a drain is counting
-                        delivered = 0;
-                        failed = 0;
-                    }
                 }
                 from = to;
             }
-            publish(delivered, failed);
-        } catch (VirtualMachineError fatal) {
-            publish(delivered, failed);
+        } catch (Throwable fatal) {
             failRestOfBatch(batch, claimed, finished);
             throw fatal;
         }
     }
 
-    /** Adds finished writes to the shared counters, and wakes whoever waits for progress. */
-    private void publish(int delivered, int failed) {
-        if (delivered + failed == 0) {
-            return;
+    /** Publishes a finished chunk, and wakes whoever waits for progress. */
+    private void publish(List<Turn> batch, int from, int to, boolean ok) {
+        int n = to - from;
+        if (ok) {
+            DELIVERED.setRelease(this, delivered + n);
+        } else {
+            synchronized (failedLock) {
+                for (int i = from; i < to; i++) {
+                    failedIds.add(batch.get(i));
+                }
+            }
+            FAILED.setRelease(this, failed + n);
         }
-        if (delivered > 0) {
-            this.delivered.addAndGet(delivered);
-        }
-        if (failed > 0) {
-            this.failed.addAndGet(failed);
-        }
-        queue.markFinished(delivered + failed);
+        queue.markFinished(n);
         if (progressWaiters > 0) {
             signalProgress();
+        }
+        if (state == State.ABANDONED && started.get() == STOPPED) {
+            warnings.warn(managerName + "/late", "memory manager '" + managerName + "': " + describe(batch, from, to)
+                    + " finished after the drain deadline: " + (ok ? "every provider took it"
+                    : "at least one provider failed it"), null);
         }
     }
 
@@ -510,35 +657,36 @@ final class Writer {
 
     /**
      * Hands {@code batch[from, to)} to every provider of the route: one write as {@code syncTurn}
-     * (no list is made for it), several as one {@code syncBatch}. True if every provider took them;
-     * each failure is counted for its provider and logged.
+     * (no list is made for it), several as one {@code syncBatch} over a list of their own. True if
+     * every provider took them. Whatever a provider throws, an {@link Error} included, is that
+     * provider's failure of these writes: it is counted for the provider and logged, and the next
+     * provider still gets them. An interrupt a provider leaves set is cleared and counted, so it
+     * cannot fail the next provider's I/O.
      */
     private boolean handToEveryProvider(List<Turn> batch, int from, int to, RegisteredProvider[] route) {
         List<Turn> writes = null;
         boolean ok = true;
         for (RegisteredProvider p : route) {
-            if (state == State.ABANDONED) {
-                warnings.warn(managerName + "/stopped", "memory manager '" + managerName + "': the drain deadline "
-                        + "passed while a write was in progress; it was not handed to the remaining providers "
-                        + "and is counted as failed", null);
-                return false;
-            }
             try {
                 if (to - from == 1 && !p.writesBatches) {
                     p.provider.syncTurn(batch.get(from));
                 } else {
                     if (writes == null) {
-                        writes = Collections.unmodifiableList(batch.subList(from, to));
+                        writes = List.copyOf(batch.subList(from, to)); // the provider may keep it
                     }
                     p.provider.syncBatch(writes);
                 }
             } catch (Throwable t) {
-                rethrowIfFatal(t);
                 ok = false;
                 p.failedWrites.addAndGet(to - from);
                 warnings.warn(managerName + "/" + p.name + "/write", "memory provider '" + p.name + "' of manager '"
                         + managerName + "' failed on " + describe(batch, from, to) + "; the next provider still gets it",
                         t);
+            }
+            if (Thread.interrupted()) {
+                p.interruptsCleared.incrementAndGet();
+                warnings.warn(managerName + "/" + p.name + "/interrupt", "memory provider '" + p.name + "' of manager '"
+                        + managerName + "' left the writer thread's interrupt flag set; cleared", null);
             }
         }
         return ok;
@@ -549,16 +697,16 @@ final class Writer {
     }
 
     /**
-     * The writer is going down with an {@link Error} mid-batch: the writes it started but did not
-     * finish, and those it had not started (unless the drain already claimed them), count as failed.
+     * The writer is going down with an error of memlife's own mid-batch: the writes it started but
+     * did not finish, and those it had not started (unless the drain already claimed them), count
+     * as failed, for no provider.
      */
     private void failRestOfBatch(List<Turn> batch, int claimed, int finished) {
         int seen = started.get();
         boolean tookRest = seen != STOPPED && started.compareAndSet(seen, STOPPED); // only the drain competes
         int end = tookRest ? batch.size() : claimed;
         if (end > finished) {
-            failed.addAndGet(end - finished);
-            queue.markFinished(end - finished);
+            publish(batch, finished, end, false);
         }
         signalProgress();
     }
@@ -574,16 +722,5 @@ final class Writer {
         } finally {
             waits.unlock();
         }
-    }
-
-    static void rethrowIfFatal(Throwable t) {
-        if (t instanceof VirtualMachineError) {
-            throw (VirtualMachineError) t;
-        }
-    }
-
-    static long saturatedAdd(long a, long b) {
-        long sum = a + b;
-        return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
     }
 }

@@ -41,7 +41,7 @@ class BadInputTest {
                 nul("tool", () -> m.handleToolCall(null, Map.of())),
                 nul("args", () -> m.handleToolCall("t", null)),
                 nul("messages", () -> m.onSessionEnd(null)),
-                nul("drainTimeout", () -> m.shutdownAll(null)),
+                nul("timeout", () -> m.shutdownAll(null)),
                 nul("drainTimeout", () -> MemoryManager.builder().drainTimeout(null)),
                 nul("clock", () -> MemoryManager.builder().clock(null)),
                 nul("threadFactory", () -> MemoryManager.builder().threadFactory(null)),

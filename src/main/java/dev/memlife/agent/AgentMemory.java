@@ -6,6 +6,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.agent.TeardownListener.Phase;
 import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.internal.Checks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -203,7 +204,7 @@ public final class AgentMemory implements SessionCommitter {
     public Optional<TeardownResult> awaitTeardown(Duration timeout) {
         requireNonNull(timeout, "timeout");
         try {
-            return Optional.of(teardown.get(Math.max(0, saturatedNanos(timeout)), TimeUnit.NANOSECONDS));
+            return Optional.of(teardown.get(Checks.saturatedNanos(timeout), TimeUnit.NANOSECONDS));
         } catch (TimeoutException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
@@ -326,9 +327,9 @@ public final class AgentMemory implements SessionCommitter {
 
     /** Takes the commit lock, waiting at most flush + extraction timeouts; false if not taken. */
     private boolean awaitRunningCommit() {
-        long budget = saturatedNanos(flushTimeout) + extractionTimeoutNanos;
+        long budget = Checks.saturatedAdd(flushTimeout.toNanos(), extractionTimeoutNanos);
         try {
-            if (commitLock.tryLock(budget < 0 ? Long.MAX_VALUE : budget, TimeUnit.NANOSECONDS)) {
+            if (commitLock.tryLock(budget, TimeUnit.NANOSECONDS)) {
                 return true;
             }
         } catch (InterruptedException e) {
@@ -371,14 +372,6 @@ public final class AgentMemory implements SessionCommitter {
         };
     }
 
-    private static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
-    }
-
     @Override
     public String toString() {
         Lifecycle now = lifecycle.get();
@@ -411,21 +404,13 @@ public final class AgentMemory implements SessionCommitter {
          * #DEFAULT_FLUSH_TIMEOUT_MILLIS} ms. Zero skips the wait (the manager's drain still runs).
          */
         public Builder flushTimeout(Duration flushTimeout) {
-            requireNonNull(flushTimeout, "flushTimeout");
-            if (flushTimeout.isNegative()) {
-                throw new IllegalArgumentException("flushTimeout must not be negative, was " + flushTimeout);
-            }
-            this.flushTimeout = flushTimeout;
+            this.flushTimeout = Checks.nonNegative(flushTimeout, "flushTimeout");
             return this;
         }
 
         /** How long extraction may take before it is left running detached; default {@value #DEFAULT_EXTRACTION_TIMEOUT_MILLIS} ms. */
         public Builder extractionTimeout(Duration extractionTimeout) {
-            requireNonNull(extractionTimeout, "extractionTimeout");
-            if (extractionTimeout.isNegative() || extractionTimeout.isZero()) {
-                throw new IllegalArgumentException("extractionTimeout must be positive, was " + extractionTimeout);
-            }
-            this.extractionTimeout = extractionTimeout;
+            this.extractionTimeout = Checks.positive(extractionTimeout, "extractionTimeout");
             return this;
         }
 

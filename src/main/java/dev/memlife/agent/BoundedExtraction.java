@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * Runs a manager's end-of-session extraction on a thread of its own and waits for it at most a
  * timeout, so a provider that hangs in {@code onSessionEnd} cannot hold the calling thread (a
  * housekeeping worker) forever. An extraction still running at the timeout is left to finish
- * detached on its (daemon) thread, and reported.
+ * detached on its (daemon) thread, and reported. If no thread can be made for it, extraction runs
+ * on the calling thread, unbounded, rather than not at all; that is logged.
  */
 final class BoundedExtraction {
 
@@ -30,19 +31,27 @@ final class BoundedExtraction {
      */
     static Extraction run(MemoryManager manager, List<Message> transcript, ThreadFactory threads, long timeoutNanos) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        Thread thread = threads.newThread(() -> {
+        Runnable extraction = () -> {
             try {
                 manager.onSessionEnd(transcript);
                 done.complete(null);
             } catch (Throwable t) {
                 done.completeExceptionally(t);
             }
-        });
-        if (thread == null) {
-            LOG.warn("agent '{}': thread factory returned null; extraction not run", manager.name());
-            return Extraction.FAILED;
+        };
+        Thread thread;
+        try {
+            thread = threads.newThread(extraction);
+            if (thread == null) {
+                throw new IllegalStateException("thread factory returned null");
+            }
+            thread.start();
+        } catch (Throwable t) {
+            LOG.warn("agent '{}': no thread could be made for end-of-session extraction ({}); running it on this "
+                    + "thread, unbounded", manager.name(), t.toString());
+            extraction.run();
+            return done.isCompletedExceptionally() ? Extraction.FAILED : Extraction.COMPLETED;
         }
-        thread.start();
         try {
             done.get(timeoutNanos, TimeUnit.NANOSECONDS);
             return Extraction.COMPLETED;

@@ -3,6 +3,7 @@ package dev.memlife.agent;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.DrainReport;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -80,6 +81,16 @@ public final class TeardownResult {
     /** What became of extraction in this call. */
     public Extraction extraction() {
         return extraction;
+    }
+
+    /**
+     * Providers whose shutdown waits for a hook still running in them, such as an extraction that
+     * {@link Extraction#TIMED_OUT timed out}: each is shut down as soon as that hook returns, never
+     * under it, so an extraction that finishes late still reaches every provider it had not reached.
+     * Empty if this call did not run.
+     */
+    public List<String> providersShutDownLater() {
+        return drainReport == null ? List.of() : drainReport.providersShutDownLater();
     }
 
     /** The manager's report, present when this call ran the shutdown. */

@@ -6,6 +6,7 @@ import dev.memlife.Clock;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
+import dev.memlife.internal.Checks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,7 +82,7 @@ public final class AgentGateway {
         this.stopTimeout = b.stopTimeout;
         this.maxAgents = b.maxAgents;
         this.clock = b.clock;
-        this.cache = new AgentCache(b.maxAgents, saturatedNanos(b.idleTtl), b.clock);
+        this.cache = new AgentCache(b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.clock);
         this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
         this.lastSweepNanos = new AtomicLong(b.clock.nanoTime());
     }
@@ -310,14 +311,6 @@ public final class AgentGateway {
         return executor;
     }
 
-    private static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
-    }
-
     private void maybeSweep() {
         long last = lastSweepNanos.get();
         long now = clock.nanoTime();
@@ -379,7 +372,7 @@ public final class AgentGateway {
 
         /** How long an agent may sit idle before the sweep evicts it; default {@value #DEFAULT_IDLE_TTL_MILLIS} ms. */
         public Builder idleTtl(Duration idleTtl) {
-            this.idleTtl = positive(idleTtl, "idleTtl");
+            this.idleTtl = Checks.positive(idleTtl, "idleTtl");
             return this;
         }
 
@@ -389,19 +382,19 @@ public final class AgentGateway {
          * AgentGateway#sweepIdle()} can be called at any time regardless.
          */
         public Builder sweepInterval(Duration sweepInterval) {
-            this.sweepInterval = positive(sweepInterval, "sweepInterval");
+            this.sweepInterval = Checks.positive(sweepInterval, "sweepInterval");
             return this;
         }
 
         /** How long {@code reset} waits for the hard close; default {@value #DEFAULT_RESET_TIMEOUT_MILLIS} ms. */
         public Builder resetTimeout(Duration resetTimeout) {
-            this.resetTimeout = positive(resetTimeout, "resetTimeout");
+            this.resetTimeout = Checks.positive(resetTimeout, "resetTimeout");
             return this;
         }
 
         /** The shared deadline of {@link AgentGateway#stop()}; default {@value #DEFAULT_STOP_TIMEOUT_MILLIS} ms. */
         public Builder stopTimeout(Duration stopTimeout) {
-            this.stopTimeout = positive(stopTimeout, "stopTimeout");
+            this.stopTimeout = Checks.positive(stopTimeout, "stopTimeout");
             return this;
         }
 
@@ -448,14 +441,6 @@ public final class AgentGateway {
         /** A new gateway with these settings; its housekeeping threads start when first needed. */
         public AgentGateway build() {
             return new AgentGateway(this);
-        }
-
-        private static Duration positive(Duration d, String what) {
-            requireNonNull(d, what);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(what + " must be positive, was " + d);
-            }
-            return d;
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.memlife.session;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.agent.SessionCommitter;
+import dev.memlife.internal.Checks;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -349,12 +350,7 @@ public final class SessionCommitTracker {
          * default {@value #DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS} ms.
          */
         public Builder backgroundWaitTimeout(Duration backgroundWaitTimeout) {
-            requireNonNull(backgroundWaitTimeout, "backgroundWaitTimeout");
-            if (backgroundWaitTimeout.isNegative()) {
-                throw new IllegalArgumentException("backgroundWaitTimeout must not be negative, was "
-                        + backgroundWaitTimeout);
-            }
-            this.backgroundWaitTimeout = backgroundWaitTimeout;
+            this.backgroundWaitTimeout = Checks.nonNegative(backgroundWaitTimeout, "backgroundWaitTimeout");
             return this;
         }
 

@@ -3,6 +3,7 @@ package dev.memlife.session;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.MemoryManager;
+import dev.memlife.internal.Checks;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -116,10 +117,7 @@ public final class ShutdownHooks {
      * @throws IllegalStateException if the JVM is already shutting down
      */
     public static ShutdownHooks install(Duration deadline) {
-        requireNonNull(deadline, "deadline");
-        if (deadline.isNegative()) {
-            throw new IllegalArgumentException("deadline must not be negative, was " + deadline);
-        }
+        Checks.nonNegative(deadline, "deadline");
         synchronized (GLOBAL) {
             if (installed == null) {
                 ShutdownHooks hooks = new ShutdownHooks(deadline, JVM, () -> System.err);

@@ -1,0 +1,81 @@
+package dev.memlife;
+
+import java.util.AbstractList;
+import java.util.Arrays;
+import java.util.RandomAccess;
+
+/**
+ * Write ids kept as sequence numbers and spelled out only when read. A drain may abandon a million
+ * writes at its deadline; making a million id strings there cost hundreds of milliseconds past the
+ * deadline (most of it in garbage collection), and keeping the turns would keep their payloads
+ * alive as long as the report. Immutable.
+ */
+final class WriteIds extends AbstractList<String> implements RandomAccess {
+
+    private final String idPrefix;
+    private final long[] seqs;
+    /** {@link #seqs} sorted, made on the first look-up. */
+    private volatile long[] sorted;
+
+    private WriteIds(String idPrefix, long[] seqs) {
+        this.idPrefix = idPrefix;
+        this.seqs = seqs;
+    }
+
+    /** The prefix every id here starts with, before {@code ':'} and the sequence number. */
+    String idPrefix() {
+        return idPrefix;
+    }
+
+    @Override
+    public String get(int index) {
+        return idPrefix + ':' + seqs[index];
+    }
+
+    @Override
+    public int size() {
+        return seqs.length;
+    }
+
+    /** Whether {@code seq} is one of these writes; sorts a copy on the first call. */
+    boolean containsSeq(long seq) {
+        long[] sorted = this.sorted;
+        if (sorted == null) {
+            sorted = seqs.clone();
+            Arrays.sort(sorted);
+            this.sorted = sorted; // racy but idempotent: every thread computes the same array
+        }
+        return Arrays.binarySearch(sorted, seq) >= 0;
+    }
+
+    /** Collects sequence numbers; not thread-safe. */
+    static final class Builder {
+        private final String idPrefix;
+        private long[] seqs = new long[16];
+        private int size;
+
+        Builder(String idPrefix) {
+            this.idPrefix = idPrefix;
+        }
+
+        void add(Turn turn) {
+            if (size == seqs.length) {
+                seqs = Arrays.copyOf(seqs, size * 2);
+            }
+            seqs[size++] = turn.seq();
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** The first {@code n} ids added. */
+        WriteIds build(int n) {
+            return new WriteIds(idPrefix, Arrays.copyOf(seqs, n));
+        }
+
+        WriteIds build() {
+            return build(size);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.memlife.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.memlife.DrainReport;
+import dev.memlife.WriteOutcome;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Checks a {@link DrainReport} per write id, not only its sums: every accepted write is in exactly
+ * one bucket, the buckets' sizes are the report's counts, and what a recording provider saw agrees
+ * with the buckets.
+ */
+public final class Accounting {
+
+    private Accounting() {}
+
+    /**
+     * @param accepted how many {@code syncAll} calls returned true
+     * @param recorded the write ids a provider that never fails recorded, in delivery order
+     * @param recorderFirst whether that provider is first in every write's route (then it saw every
+     *     write the writer started, even one still running at the deadline)
+     * @return each accepted id's outcome
+     */
+    public static Map<String, WriteOutcome> assertExact(DrainReport report, long accepted, List<String> recorded,
+            boolean recorderFirst) {
+        assertThat(report.submitted() - report.rejected()).as("accepted writes in %s", report).isEqualTo(accepted);
+        assertThat(new HashSet<>(recorded)).as("a write recorded twice").hasSize(recorded.size());
+        Map<String, WriteOutcome> outcomes = new java.util.LinkedHashMap<>();
+        String prefix = prefixOf(report, recorded);
+        for (long seq = 1; seq <= accepted; seq++) {
+            String id = prefix + ':' + seq;
+            outcomes.put(id, report.outcomeOf(id));
+        }
+        if (prefix != null) {
+            assertThat(report.outcomeOf(prefix + ':' + (accepted + 1))).isEqualTo(WriteOutcome.UNKNOWN);
+        }
+        Map<WriteOutcome, Long> counts = new EnumMap<>(WriteOutcome.class);
+        outcomes.values().forEach(o -> counts.merge(o, 1L, Long::sum));
+        assertThat(counts.getOrDefault(WriteOutcome.UNKNOWN, 0L)).as("ids in no bucket: %s", report).isZero();
+        assertThat(counts.getOrDefault(WriteOutcome.DELIVERED, 0L)).as("delivered: %s", report)
+                .isEqualTo(report.delivered());
+        assertThat(counts.getOrDefault(WriteOutcome.FAILED, 0L)).as("failed: %s", report).isEqualTo(report.failed());
+        assertThat(counts.getOrDefault(WriteOutcome.ABANDONED, 0L)).as("abandoned: %s", report)
+                .isEqualTo(report.abandoned());
+        assertThat(counts.getOrDefault(WriteOutcome.STILL_RUNNING, 0L)).as("still running: %s", report)
+                .isEqualTo(report.stillRunning());
+
+        Set<String> seen = new HashSet<>(recorded);
+        List<String> finishedButUnseen = new ArrayList<>();
+        for (Map.Entry<String, WriteOutcome> e : outcomes.entrySet()) {
+            switch (e.getValue()) {
+                case ABANDONED:
+                    assertThat(seen).as("abandoned write %s reached a provider", e.getKey()).doesNotContain(e.getKey());
+                    break;
+                case DELIVERED:
+                case FAILED:
+                    if (!seen.contains(e.getKey())) {
+                        finishedButUnseen.add(e.getKey());
+                    }
+                    break;
+                case STILL_RUNNING:
+                    if (recorderFirst) {
+                        assertThat(seen).as("a still-running write the writer started").contains(e.getKey());
+                    }
+                    break;
+                default:
+                    throw new AssertionError(e);
+            }
+        }
+        assertThat(finishedButUnseen).as("finished writes the recorder never got: %s", report).isEmpty();
+        for (String id : recorded) {
+            assertThat(outcomes).as("recorded id %s not accepted by this manager", id).containsKey(id);
+        }
+        return outcomes;
+    }
+
+    private static String prefixOf(DrainReport report, Collection<String> recorded) {
+        for (Collection<String> ids : List.of(recorded, report.abandonedWriteIds(), report.stillRunningWriteIds(),
+                report.failedWriteIds())) {
+            for (String id : ids) {
+                return id.substring(0, id.lastIndexOf(':'));
+            }
+        }
+        return null;
+    }
+}
