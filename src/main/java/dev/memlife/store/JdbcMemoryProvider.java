@@ -291,6 +291,10 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         public static final long DEFAULT_RETRY_BACKOFF_MILLIS = 100;
         /** Default {@link #lockTimeout(Duration) lock timeout}: {@value} ms. */
         public static final long DEFAULT_LOCK_TIMEOUT_MILLIS = 5_000;
+        /** Longest {@link #lockTimeout(Duration) lock timeout}: {@link Integer#MAX_VALUE} ms, about 24.8 days. */
+        public static final Duration MAX_LOCK_TIMEOUT = Duration.ofMillis(Integer.MAX_VALUE);
+        /** Longest {@link #retryBackoff(Duration) backoff}: the longest wait between two attempts, 30 s. */
+        public static final Duration MAX_RETRY_BACKOFF = Retry.MAX_BACKOFF;
 
         private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,39}");
 
@@ -363,21 +367,47 @@ public final class JdbcMemoryProvider implements MemoryProvider {
             return this;
         }
 
-        /** The wait after a write's first failed attempt; doubled after each next one. */
+        /**
+         * The wait after a write's first failed attempt; doubled after each next one, up to {@link
+         * #MAX_RETRY_BACKOFF}. Zero retries at once.
+         *
+         * @throws IllegalArgumentException if {@code backoff} is negative or longer than {@link
+         *     #MAX_RETRY_BACKOFF} (it would be shortened to it), naming the value
+         */
         public Builder retryBackoff(Duration backoff) {
             requireNonNull(backoff, "backoff");
             if (backoff.isNegative()) {
                 throw new IllegalArgumentException("retryBackoff must not be negative, was " + backoff);
             }
+            if (backoff.compareTo(MAX_RETRY_BACKOFF) > 0) {
+                throw new IllegalArgumentException("retryBackoff must be at most " + MAX_RETRY_BACKOFF
+                        + " (the longest wait between two attempts), was " + backoff);
+            }
             this.retryBackoff = backoff;
             return this;
         }
 
-        /** Longest wait for a database lock (SQLite busy timeout, PostgreSQL {@code lock_timeout}). */
+        /**
+         * Longest wait for a database lock (SQLite busy timeout, PostgreSQL {@code lock_timeout}).
+         * Both databases take it as an int of milliseconds, so it must be a whole number of
+         * milliseconds from 1 ms to {@link #MAX_LOCK_TIMEOUT}: anything else is refused here rather
+         * than changed (the SQLite driver would silently wait 3 s instead of a longer timeout, and
+         * 0 ms means "never wait" to SQLite but "wait forever" to PostgreSQL).
+         *
+         * @throws IllegalArgumentException naming the value if it is not such a duration
+         */
         public Builder lockTimeout(Duration timeout) {
             requireNonNull(timeout, "timeout");
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("lockTimeout must be positive, was " + timeout);
+            }
+            if (timeout.compareTo(MAX_LOCK_TIMEOUT) > 0) {
+                throw new IllegalArgumentException("lockTimeout must be at most 24.8 days (" + Integer.MAX_VALUE
+                        + " ms, the databases take an int of milliseconds), was " + timeout);
+            }
+            if (timeout.getNano() % 1_000_000 != 0) {
+                throw new IllegalArgumentException("lockTimeout must be a whole number of milliseconds (the "
+                        + "databases take milliseconds), was " + timeout);
             }
             this.lockTimeout = timeout;
             return this;
