@@ -32,9 +32,20 @@ import org.slf4j.LoggerFactory;
  * (session ends, prefetch, the read-back methods) follows the same retry rule.
  *
  * <p><b>Schema.</b> Created if missing: {@code <prefix>turns} (write id, session id, user and
- * assistant contents, messages, accepted-at and stored-at epoch milliseconds) and {@code
- * <prefix>session_ends} (session id, message count, ended-at). Strings are stored as UTF-8 bytes
- * ({@code BLOB}/{@code BYTEA}) so every string round-trips, NUL included.
+ * assistant contents, messages, accepted-at and stored-at epoch milliseconds), {@code
+ * <prefix>session_ends} (session id, message count, ended-at) and {@code <prefix>schema_version}.
+ * Every Java string is stored and read back exactly, and two different strings are never stored
+ * as one: normal text is stored as itself in {@code TEXT} columns, readable and queryable with
+ * plain SQL ({@code WHERE session_id = 'chat:1'}); a string with NUL or an unpaired surrogate
+ * (or one starting with U+FDD0) is stored escaped, see {@link Codec}. Message lists are stored as
+ * bytes. Tables created by an earlier memlife (schema version 1: strings as UTF-8 bytes) are
+ * migrated when the store starts, in one transaction; PostgreSQL needs a {@code UTF8} database.
+ *
+ * <p><b>SQLite file.</b> The store remembers the file it opened (device and inode). If that file
+ * is deleted or replaced while the store runs, every later write and read fails at once with a
+ * {@link JdbcStoreException} naming the path (so the manager counts those writes as failed), and
+ * the store never opens a fresh file at the path: build a new store to go on. Note that SQLite
+ * leaves the old file's {@code -wal} at the path, which it replays into the next file opened there.
  *
  * <p><b>Threads.</b> Thread-safe. Writes use one connection owned by the manager's writer thread;
  * everything else ({@link #prefetch}, {@link #onSessionEnd}, the read-back methods) shares a second
@@ -60,6 +71,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
     private final String name;
     private final Database database;
     private final Tables tables;
+    private final Schema schema;
     private final int prefetchLimit;
     private final Retry retry;
     private final Clock clock;
@@ -75,6 +87,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         this.name = b.name;
         this.database = database;
         this.tables = new Tables(b.tablePrefix);
+        this.schema = new Schema(tables, b.tablePrefix, database.description());
         this.prefetchLimit = b.prefetchLimit;
         this.retry = new Retry(b.name, database.description(), b.retryAttempts, b.retryBackoff, b.sleeper);
         this.clock = b.clock;
@@ -86,7 +99,8 @@ public final class JdbcMemoryProvider implements MemoryProvider {
      * A provider on the SQLite file {@code file} (created if missing; its directory must exist),
      * with every other default of {@link Builder}.
      *
-     * @throws JdbcStoreException if the file cannot be opened or the schema cannot be created
+     * @throws JdbcStoreException if the file cannot be opened or the schema cannot be created or
+     *     migrated
      */
     public static JdbcMemoryProvider sqlite(Path file) {
         return builder("jdbc:sqlite:" + requireNonNull(file, "file").toAbsolutePath()).build();
@@ -239,10 +253,10 @@ public final class JdbcMemoryProvider implements MemoryProvider {
 
     // ---- machinery -------------------------------------------------------------------------------
 
-    /** Opens the writer's connection and creates the schema; called once by the builder. */
+    /** Opens the writer's connection and creates, checks or migrates the schema; called once by the builder. */
     private JdbcMemoryProvider start() {
-        retry.run("create the schema", writes, c -> {
-            tables.create(c, database.dialect());
+        retry.run("prepare the schema", writes, c -> {
+            schema.prepare(c, database.dialect());
             return null;
         });
         return this;
@@ -426,11 +440,12 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         }
 
         /**
-         * Connects, creates the schema if missing and returns the provider. Waits for the database,
+         * Connects, creates the schema if missing (or migrates an earlier one) and returns the provider. Waits for the database,
          * with the retry rule of writes.
          *
          * @throws JdbcStoreException naming the database (password masked) if it cannot be reached
-         *     or the schema cannot be created
+         *     or the schema cannot be created or migrated, or if its tables have a schema version
+         *     this code does not know, or a PostgreSQL database is not {@code UTF8}
          * @throws IllegalArgumentException if the database is neither SQLite nor PostgreSQL, or a
          *     user or password was set for a DataSource
          */

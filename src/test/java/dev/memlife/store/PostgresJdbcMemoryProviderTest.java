@@ -73,6 +73,11 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
     }
 
     @Override
+    Dialect dialect() {
+        return Dialect.POSTGRESQL;
+    }
+
+    @Override
     JdbcMemoryProvider.Builder urlBuilder() {
         return JdbcMemoryProvider.builder(url).user(user).password(password);
     }
@@ -91,7 +96,7 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         try (Connection c = DriverManager.getConnection(url, user, password);
                 Statement s = c.createStatement()) {
             s.execute("CREATE FUNCTION " + prefix + "reject() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                    + "IF NEW.user_content = convert_to('" + userContent + "', 'UTF8') THEN "
+                    + "IF NEW.user_content = '" + userContent + "' THEN "
                     + "RAISE EXCEPTION 'rejected by the test'; END IF; RETURN NEW; END $$");
             s.execute("CREATE TRIGGER " + prefix + "reject BEFORE INSERT ON " + prefix + "turns "
                     + "FOR EACH ROW EXECUTE FUNCTION " + prefix + "reject()");
@@ -105,7 +110,8 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         }
         try (Connection c = DriverManager.getConnection(url, user, password);
                 Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + prefix + "turns, " + prefix + "session_ends");
+            s.execute("DROP TABLE IF EXISTS " + prefix + "turns, " + prefix + "session_ends, " + prefix
+                    + "schema_version");
             s.execute("DROP FUNCTION IF EXISTS " + prefix + "reject()");
         }
     }

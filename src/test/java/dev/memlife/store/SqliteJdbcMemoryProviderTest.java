@@ -32,6 +32,11 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
     }
 
     @Override
+    Dialect dialect() {
+        return Dialect.SQLITE;
+    }
+
+    @Override
     JdbcMemoryProvider.Builder urlBuilder() {
         return JdbcMemoryProvider.builder(url());
     }
@@ -48,7 +53,7 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         try (Connection c = DriverManager.getConnection(url());
                 Statement s = c.createStatement()) {
             s.execute("CREATE TRIGGER " + prefix + "reject BEFORE INSERT ON " + prefix + "turns "
-                    + "WHEN NEW.user_content = CAST('" + userContent + "' AS BLOB) "
+                    + "WHEN NEW.user_content = '" + userContent + "' "
                     + "BEGIN SELECT RAISE(ABORT, 'rejected by the test'); END");
         }
     }
