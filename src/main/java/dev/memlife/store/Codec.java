@@ -63,7 +63,7 @@ final class Codec {
             } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
                 out.append(c).append(s.charAt(++i));
             } else if (Character.isSurrogate(c)) {
-                out.append("\\u").append(String.format("%04x", (int) c));
+                out.append("\\u").append(Integer.toHexString(c)); // a surrogate has 4 hex digits
             } else {
                 out.append(c);
             }
@@ -92,8 +92,8 @@ final class Codec {
             if (next == '\\' || next == '0') {
                 out.append(next == '0' ? '\0' : '\\');
                 i++;
-            } else if (next == 'u' && i + 6 <= stored.length() && isSurrogateEscape(stored.substring(i + 2, i + 6))) {
-                out.append((char) Integer.parseInt(stored.substring(i + 2, i + 6), 16));
+            } else if (next == 'u' && escapedSurrogate(stored, i + 2) >= 0) {
+                out.append((char) escapedSurrogate(stored, i + 2));
                 i += 5;
             } else {
                 throw new IllegalArgumentException("stored text has a bad escape at index " + i + ": "
@@ -171,8 +171,21 @@ final class Codec {
         return true;
     }
 
-    private static boolean isSurrogateEscape(String hex) {
-        return hex.matches("d[89a-f][0-9a-f]{2}");
+    /** The surrogate written as 4 lower-case hex digits at {@code start}, or -1 if there is none. */
+    private static int escapedSurrogate(String s, int start) {
+        if (start + 4 > s.length()) {
+            return -1;
+        }
+        int value = 0;
+        for (int i = start; i < start + 4; i++) {
+            char c = s.charAt(i);
+            int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (digit < 0) {
+                return -1;
+            }
+            value = value * 16 + digit;
+        }
+        return Character.isSurrogate((char) value) ? value : -1;
     }
 
     private static String readString(ByteBuffer in, byte format) {
