@@ -60,7 +60,7 @@ final class Codec {
                 out.append("\\\\");
             } else if (c == '\0') {
                 out.append("\\0");
-            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+            } else if (isPairAt(s, i)) {
                 out.append(c).append(s.charAt(++i));
             } else if (Character.isSurrogate(c)) {
                 out.append("\\u").append(Integer.toHexString(c)); // a surrogate has 4 hex digits
@@ -151,7 +151,7 @@ final class Codec {
         }
     }
 
-    /** Whether {@code s} is stored as itself: no unpaired surrogate, no NUL, not starting with {@link #ESCAPED}. */
+    /** Whether {@code s} is stored as itself: no unpaired surrogate, no NUL, not starting with the marker. */
     private static boolean isPlain(String s) {
         if (!s.isEmpty() && s.charAt(0) == ESCAPED) {
             return false;
@@ -162,13 +162,19 @@ final class Codec {
                 return false;
             }
             if (Character.isSurrogate(c)) {
-                if (!Character.isHighSurrogate(c) || i + 1 == s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
+                if (!isPairAt(s, i)) {
                     return false;
                 }
                 i++;
             }
         }
         return true;
+    }
+
+    /** Whether a high surrogate followed by a low one (one supplementary character) is at {@code i}. */
+    private static boolean isPairAt(String s, int i) {
+        return Character.isHighSurrogate(s.charAt(i)) && i + 1 < s.length()
+                && Character.isLowSurrogate(s.charAt(i + 1));
     }
 
     /** The surrogate written as 4 lower-case hex digits at {@code start}, or -1 if there is none. */

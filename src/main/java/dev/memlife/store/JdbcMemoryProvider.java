@@ -440,8 +440,8 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         }
 
         /**
-         * Connects, creates the schema if missing (or migrates an earlier one) and returns the provider. Waits for the database,
-         * with the retry rule of writes.
+         * Connects, creates the schema if missing (or migrates an earlier one) and returns the
+         * provider. Waits for the database, with the retry rule of writes.
          *
          * @throws JdbcStoreException naming the database (password masked) if it cannot be reached
          *     or the schema cannot be created or migrated, or if its tables have a schema version

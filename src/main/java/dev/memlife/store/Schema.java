@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * UTF-8 in a bytes column. {@link #prepare} migrates it in one transaction: the old tables are
  * renamed, the new ones created, every row copied in order (strings decoded from UTF-8 and
  * re-encoded, message lists copied as they are: {@link Codec} still reads their format), and the
- * old tables dropped. A version newer than this code's is refused.
+ * old tables dropped. A version this code does not know is refused.
  */
 final class Schema {
 

@@ -13,7 +13,8 @@ class CodecTest {
 
     @Test
     void plainTextIsStoredAsItself() {
-        for (String s : List.of("", "chat:1", "h\u00e9llo \uD83D\uDE42", "back\\slash \\0 \\ud800", "x\uFDD0", "'; DROP TABLE t; --")) {
+        for (String s : List.of("", "chat:1", "h\u00e9llo \uD83D\uDE42", "back\\slash \\0 \\ud800", "x\uFDD0",
+                "'; DROP TABLE t; --")) {
             assertThat(Codec.text(s)).isSameAs(s);
             assertThat(Codec.string(s)).isEqualTo(s);
         }

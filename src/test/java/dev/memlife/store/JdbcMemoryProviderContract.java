@@ -395,10 +395,10 @@ abstract class JdbcMemoryProviderContract {
 
         store.syncBatch(List.of(turn("w\udc00", alice, "lone surrogate"), turn("w?", question, "question mark")));
 
-        assertThat(store.turns(alice)).extracting(StoredTurn::sessionId, StoredTurn::writeId, StoredTurn::userContent)
-                .containsExactly(tuple(alice, "w\udc00", "lone surrogate"));
-        assertThat(store.turns(question)).extracting(StoredTurn::sessionId, StoredTurn::writeId, StoredTurn::userContent)
-                .containsExactly(tuple(question, "w?", "question mark"));
+        assertThat(store.turns(alice)).extracting(StoredTurn::sessionId, StoredTurn::writeId,
+                StoredTurn::userContent).containsExactly(tuple(alice, "w\udc00", "lone surrogate"));
+        assertThat(store.turns(question)).extracting(StoredTurn::sessionId, StoredTurn::writeId,
+                StoredTurn::userContent).containsExactly(tuple(question, "w?", "question mark"));
         assertThat(store.countTurns(alice)).isEqualTo(1);
         assertThat(store.countTurns(question)).isEqualTo(1);
         assertThat(store.prefetch("q", alice)).contains("lone surrogate").doesNotContain("question mark");
@@ -486,8 +486,9 @@ abstract class JdbcMemoryProviderContract {
             s.execute("CREATE INDEX " + prefix + "turns_by_session ON " + prefix + "turns (session_id, id)");
             s.execute("CREATE TABLE " + prefix + "session_ends (id " + d.idColumn + ", session_id " + d.bytesType
                     + " NOT NULL, message_count INTEGER NOT NULL, ended_at BIGINT NOT NULL)");
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + prefix + "turns (write_id, session_id, "
-                    + "user_content, assistant_content, messages, accepted_at, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + prefix + "turns (write_id, "
+                    + "session_id, user_content, assistant_content, messages, accepted_at, stored_at) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?)")) {
                 for (StoredTurn t : turns) {
                     ps.setBytes(1, utf8(t.writeId()));
                     ps.setBytes(2, utf8(t.sessionId()));
