@@ -26,7 +26,8 @@ import net.jqwik.api.Provide;
  * PostgreSQL (the subclasses). Every value read back equals what was written, and no two distinct
  * strings are stored as one: distinct sessions never see each other's turns, distinct write ids
  * are never skipped as replays of each other. Each try uses fresh tables. Tries are few, so the
- * class runs in seconds; the seed of a failure is printed to replay it.
+ * class runs in seconds; the seed of a failure is printed to replay it. (The subclasses' names end
+ * in {@code Test}: surefire runs only such classes unless told otherwise.)
  */
 abstract class HostileInputProperties {
 

@@ -15,8 +15,8 @@ import net.jqwik.api.lifecycle.SkipExecutionHook;
  * PostgresAvailability} finds a server; otherwise skipped, or failed when {@code
  * MEMLIFE_REQUIRE_PG=1}.
  */
-@AddLifecycleHook(PostgresHostileInputProperties.SkipWithoutPostgres.class)
-class PostgresHostileInputProperties extends HostileInputProperties {
+@AddLifecycleHook(PostgresHostileInputPropertyTest.SkipWithoutPostgres.class)
+class PostgresHostileInputPropertyTest extends HostileInputProperties {
 
     /** Skips the properties when PostgreSQL is unavailable and not required. */
     static final class SkipWithoutPostgres implements SkipExecutionHook {

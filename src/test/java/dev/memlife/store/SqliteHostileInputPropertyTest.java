@@ -8,7 +8,7 @@ import java.util.stream.Stream;
 import net.jqwik.api.lifecycle.AfterContainer;
 
 /** The hostile-input properties on SQLite: each try in a file of its own, deleted after it. */
-class SqliteHostileInputProperties extends HostileInputProperties {
+class SqliteHostileInputPropertyTest extends HostileInputProperties {
 
     private static final Path DIR = createDir();
 

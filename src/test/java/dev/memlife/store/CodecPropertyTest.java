@@ -13,7 +13,7 @@ import net.jqwik.api.Provide;
  * {@link Codec} on hostile strings, without a database (jqwik): many tries, in well under a
  * second. The same properties through a real store are {@link HostileInputProperties}.
  */
-class CodecProperties {
+class CodecPropertyTest {
 
     /** Every string comes back exactly, and is stored as text a database column can hold. */
     @Property(tries = 2_000)
