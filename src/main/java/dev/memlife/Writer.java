@@ -110,8 +110,10 @@ final class Writer {
 
     // ---- abandonment, guarded by batchLock (taken once per batch by the writer, once by the drain) ----
     private final ReentrantLock batchLock = new ReentrantLock();
+    /** Marks {@link #current} before a writer ran. */
+    private static final List<Turn> NO_BATCH = List.of();
     /** The writer's current batch: the one list it refills, set when the writer starts. */
-    private List<Turn> current = List.of();
+    private List<Turn> current = NO_BATCH;
     /** Writes finished before {@link #current} was taken. */
     private long batchBase;
     /** How many writes of {@link #current} the writer has claimed to start, or {@link #STOPPED}. */
@@ -331,6 +333,33 @@ final class Writer {
     /** The queue; for tests that play a caller who dies halfway through an append. */
     TurnQueue queue() {
         return queue;
+    }
+
+    /**
+     * For concurrency checkers that drive the writer by hand, with a thread factory whose threads
+     * never run: one pass of the writer's loop on the calling thread, without waiting — take what
+     * is linked (one batch) and hand it to the providers. Only one thread may call it.
+     *
+     * @return false if there was nothing to take, or the drain abandoned the rest
+     */
+    boolean stepByHand() {
+        batchLock.lock();
+        try {
+            if (current == NO_BATCH) {
+                current = new ArrayList<>();
+            }
+        } finally {
+            batchLock.unlock();
+        }
+        if (state == State.ABANDONED || !queue.hasLinked()) {
+            return false;
+        }
+        List<Turn> batch = current;
+        if (!takeBatch(batch)) {
+            return false;
+        }
+        deliver(batch);
+        return true;
     }
 
     // ---- shutdown --------------------------------------------------------------------------
