@@ -508,10 +508,14 @@ final class Writer {
         return new Outcome(d, f, failedNow, abandoned.build(), running.build(), unlinked);
     }
 
-    /** Ends the writer's standing lease on every provider's gate; idempotent. */
+    /**
+     * Ends the writer's standing lease on every provider's gate, in reverse registration order, so
+     * the shutdowns that waited for the writer run in that order; idempotent.
+     */
     private void releaseLeases() {
-        for (RegisteredProvider p : providers.get()) {
-            p.gate.releaseWriter();
+        RegisteredProvider[] all = providers.get();
+        for (int i = all.length - 1; i >= 0; i--) {
+            all[i].gate.releaseWriter();
         }
     }
 
