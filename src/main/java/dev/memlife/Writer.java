@@ -121,6 +121,8 @@ final class Writer {
     private final WriteIds.Builder abandoned;
     /** Size of {@link #abandoned}, for readers outside the lock. */
     private volatile long abandonedCount;
+    /** Set once by an abandoning drain: writes of {@link #current} before it may be reported still running. */
+    private volatile int reportedRunningEnd;
     /** The drain's deadline on {@link #clock}; only ever moves earlier. */
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
 
@@ -403,12 +405,21 @@ final class Writer {
         } finally {
             waits.unlock();
         }
-        boolean onWriter = Thread.currentThread() == worker;
+        Thread w = worker;
+        if (w != null) {
+            LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
+        }
+        boolean onWriter = Thread.currentThread() == w;
         boolean complete = queue.finished() >= target
                 || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get));
         batchLock.lock();
         try {
             int claimedEnd = complete ? STOPPED : abandonRest();
+            if (claimedEnd != STOPPED) {
+                // Before the snapshot, so the writer logs every write the report may call still running
+                // (and, rarely, one that finished in between and is reported delivered).
+                reportedRunningEnd = claimedEnd;
+            }
             return snapshot(claimedEnd);
         } finally {
             batchLock.unlock();
@@ -417,12 +428,7 @@ final class Writer {
 
     /** Makes sure a writer runs while writes wait; false if none can (they are then abandoned at once). */
     private boolean writerRunsFor(long target) {
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w); // let an idle writer see the new state
-            return true;
-        }
-        if (queue.finished() >= target) {
+        if (worker != null || queue.finished() >= target) {
             return true;
         }
         try {
@@ -672,9 +678,9 @@ final class Writer {
         if (progressWaiters > 0) {
             signalProgress();
         }
-        if (state == State.ABANDONED && started.get() == STOPPED) {
+        if (to <= reportedRunningEnd) {
             warnings.warn(managerName + "/late", "memory manager '" + managerName + "': " + describe(batch, from, to)
-                    + " finished after the drain deadline: " + (ok ? "every provider took it"
+                    + ", reported still running at the drain deadline, has finished: " + (ok ? "every provider took it"
                     : "at least one provider failed it"), null);
         }
     }

@@ -443,4 +443,24 @@ class ReliabilityRegressionTest {
 
         assertThat(report.get(10, TimeUnit.SECONDS).rejected()).isEqualTo(1);
     }
+
+    /**
+     * Found by the soak: a writer parked idle (every write delivered) when {@code shutdownAll}
+     * came was never woken, so its thread and its manager stayed alive for good, one per idle
+     * agent shut down.
+     */
+    @Test
+    void anIdleWritersThreadEndsAtShutdown() throws Exception {
+        MemoryManager m = MemoryManager.builder().name("idle").build();
+        m.addProvider(new RecordingProvider("rec"));
+        m.syncAll("u", "a", "s");
+        assertThat(m.flushPending(WAIT)).isTrue();
+        Thread writer = m.writerThread();
+        await().atMost(WAIT).until(() -> writer.getState() == Thread.State.WAITING); // parked, idle
+
+        assertThat(m.shutdownAll().delivered()).isEqualTo(1);
+
+        writer.join(WAIT.toMillis());
+        assertThat(writer.isAlive()).as("the writer of a shut-down manager").isFalse();
+    }
 }
