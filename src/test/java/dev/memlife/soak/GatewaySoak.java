@@ -22,7 +22,6 @@ import dev.memlife.store.JdbcMemoryProvider;
 import dev.memlife.store.JdbcStoreException;
 import dev.memlife.testing.ManualClock;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -558,19 +557,21 @@ public final class GatewaySoak {
         return null;
     }
 
-    /** Rows stored under this manager's ids, by sequence number: a range scan of the write-id index. */
+    /**
+     * Rows stored under this manager's ids, by sequence number: a range scan of the write-id index.
+     * The store keeps a plain string (as these ids are) as itself in its text column.
+     */
     private Map<Long, Integer> storedSeqs(String prefix) throws SQLException {
         Map<Long, Integer> seqs = new HashMap<>();
         try (PreparedStatement ps = db.prepareStatement(
                 "SELECT write_id FROM memlife_turns WHERE write_id >= ? AND write_id < ?")) {
-            ps.setBytes(1, (prefix + ':').getBytes(StandardCharsets.UTF_8));
-            ps.setBytes(2, (prefix + ';').getBytes(StandardCharsets.UTF_8)); // ';' follows ':'
+            ps.setString(1, prefix + ':');
+            ps.setString(2, prefix + ';'); // ';' follows ':'
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    String id = new String(rs.getBytes(1), StandardCharsets.UTF_8);
                     long seq;
                     try {
-                        seq = Long.parseLong(id.substring(prefix.length() + 1));
+                        seq = Long.parseLong(rs.getString(1).substring(prefix.length() + 1));
                     } catch (NumberFormatException notOurs) {
                         seq = -1;
                     }
