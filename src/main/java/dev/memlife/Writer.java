@@ -338,8 +338,15 @@ final class Writer {
     }
 
     /**
-     * For concurrency checkers that drive the writer by hand, with a thread factory whose threads
-     * never run: one pass of the writer's loop on the calling thread, without waiting — take what
+     * A thread factory for concurrency checkers: a writer built with it never starts a thread; the
+     * checker drives it with {@link #stepByHand()}.
+     */
+    static final ThreadFactory BY_HAND = r -> {
+        throw new UnsupportedOperationException("a writer driven by hand makes no thread");
+    };
+
+    /**
+     * For concurrency checkers that drive the writer by hand (built with {@link #BY_HAND}): one pass of the writer's loop on the calling thread, without waiting — take what
      * is linked (one batch) and hand it to the providers. Only one thread may call it.
      *
      * @return false if there was nothing to take, or the drain abandoned the rest
@@ -530,6 +537,10 @@ final class Writer {
     private void startWorker() {
         synchronized (startLock) {
             if (worker != null) {
+                return;
+            }
+            if (threadFactory == BY_HAND) {
+                worker = new Thread(() -> { }, "memlife-writer-by-hand-" + managerName); // never started
                 return;
             }
             Thread t = threadFactory.newThread(this::runWorker);
