@@ -107,8 +107,8 @@ public class WriterLincheckTest {
     @Test
     void modelChecking() {
         new ModelCheckingOptions()
-                .iterations(20 * SCALE)
-                .invocationsPerIteration(400)
+                .iterations(10 * SCALE)
+                .invocationsPerIteration(200)
                 .threads(3)
                 .actorsPerThread(2)
                 .actorsBefore(1)
@@ -121,7 +121,7 @@ public class WriterLincheckTest {
     @Test
     void stress() {
         new StressOptions()
-                .iterations(30 * SCALE)
+                .iterations(20 * SCALE)
                 .invocationsPerIteration(1_000)
                 .threads(3)
                 .actorsPerThread(3)
