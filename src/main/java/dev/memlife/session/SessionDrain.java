@@ -10,15 +10,21 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One run of {@link SessionCommitTracker#drainAll}: join the background workers, and commit the
  * dirty sessions pass after pass, each pass on at most {@code parallelism} daemon drain workers.
  * The coordinating thread never calls an owner; it only waits — bounded by the shared deadline —
  * for the workers, so an owner that never returns costs the drain its budget and nothing more.
+ * If no worker thread can be made at all, the pass runs on the coordinating thread instead,
+ * without the deadline's bound, rather than leave every session uncommitted; that is logged.
  * Used by one thread once.
  */
 final class SessionDrain {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SessionCommitTracker.class);
 
     /** Where one session's drain attempt is; written by its worker, read by the coordinator. */
     private enum Phase {
@@ -174,8 +180,19 @@ final class SessionDrain {
             return null;
         }
         Pass pass = new Pass(dirty);
+        int started = 0;
         for (int i = 0; i < Math.min(parallelism, dirty.size()); i++) {
-            tracker.newThread(pass::work, "memlife-drain-" + tracker.name() + "-" + ++workerCount).start();
+            try {
+                tracker.newThread(pass::work, "memlife-drain-" + tracker.name() + "-" + ++workerCount).start();
+                started++;
+            } catch (Throwable t) { // the factory failed, or the JVM is out of threads
+                LOG.warn("session drain of tracker '{}': no drain worker could be started ({}); {}", tracker.name(),
+                        t.toString(), started == 0 ? "committing on this thread, unbounded" : "going on with " + started);
+                break;
+            }
+        }
+        if (started == 0) {
+            pass.work();
         }
         return pass;
     }
