@@ -10,10 +10,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class FailingThreadFactory implements ThreadFactory {
 
     private final Fault fault;
+    private final String name;
     private final AtomicInteger calls = new AtomicInteger();
     private final AtomicInteger made = new AtomicInteger();
 
-    FailingThreadFactory(Fault fault) {
+    FailingThreadFactory(Fault fault, String name) {
+        this.name = name;
         if (!fault.factoryFault()) {
             throw new IllegalArgumentException(fault + " is not a thread factory fault");
         }
@@ -35,7 +37,7 @@ final class FailingThreadFactory implements ThreadFactory {
                 if (call == 1) {
                     throw new OutOfMemoryError("unable to create native thread (thrown once by the test's factory)");
                 }
-                Thread t = new Thread(r, "faults-factory-" + made.incrementAndGet());
+                Thread t = new Thread(r, "faults-" + name + "-" + made.incrementAndGet());
                 t.setDaemon(true);
                 return t;
             default:

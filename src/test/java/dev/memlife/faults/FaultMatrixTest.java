@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -101,6 +102,9 @@ class FaultMatrixTest {
 
     private static ShutdownHooks hooks;
     private static boolean installedHere;
+    /** Threads that died of an uncaught throwable while the class ran: "thread name: throwable". */
+    static final ConcurrentLinkedQueue<String> DEATHS = new ConcurrentLinkedQueue<>();
+    private static Thread.UncaughtExceptionHandler previousHandler;
 
     static String cellName(Fault f, FaultPath p) {
         return f + " x " + p;
@@ -122,8 +126,21 @@ class FaultMatrixTest {
         hooks = ShutdownHooks.install(HOOK_DEADLINE);
     }
 
+    /**
+     * Records every thread that dies of an uncaught throwable, so a cell can assert that none of its
+     * threads (named after its manager) died: the writer above all. Awaitility is told not to catch
+     * them itself ({@link #eventually()}): it would rethrow a thread's OutOfMemoryError in the test,
+     * and JUnit ends the whole run on that.
+     */
+    @BeforeAll
+    static void recordThreadDeaths() {
+        previousHandler = Thread.getDefaultUncaughtExceptionHandler();
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> DEATHS.add(t.getName() + ": " + e));
+    }
+
     @AfterAll
     static void closeHook() {
+        Thread.setDefaultUncaughtExceptionHandler(previousHandler);
         if (installedHere) {
             hooks.close();
         }
@@ -193,6 +210,8 @@ class FaultMatrixTest {
         final Probe last;
         final List<Probe> probes;
         final FailingThreadFactory threads;
+        /** In the name of every thread this cell's manager, agent, gateway and tracker make. */
+        final String name;
         final MemoryManager m;
         final String testThread = Thread.currentThread().getName();
         AgentMemory agent;
@@ -215,8 +234,9 @@ class FaultMatrixTest {
             this.faulty = batches ? new FaultyBatchProvider("faulty", behaviour) : new FaultyProvider("faulty", behaviour);
             this.last = batches ? new BatchProbe("last") : new Probe("last");
             this.probes = List.of(first, faulty, last);
-            this.threads = fault.factoryFault() ? new FailingThreadFactory(fault) : null;
-            MemoryManager.Builder b = MemoryManager.builder().name("fm-" + fault + "-" + path)
+            this.name = "fm-" + fault + "-" + path;
+            this.threads = fault.factoryFault() ? new FailingThreadFactory(fault, name) : null;
+            MemoryManager.Builder b = MemoryManager.builder().name(name)
                     .drainTimeout(budgets.drain()).providerShutdownTimeout(budgets.providerShutdown());
             if (threads != null) {
                 b.threadFactory(threads);
@@ -234,12 +254,16 @@ class FaultMatrixTest {
             if (writerFreeBeforePath()) {
                 laterWritesLand("after the fault, before the " + path);
             }
+            assertNoThreadDied("before the " + path);
             report = runPath();
+            assertNoThreadDied("after the " + path);
             assertThat(report).as("the path's report").isNotNull();
             checkBeforeRelease();
             behaviour.release();
             afterRelease();
+            assertNoThreadDied("after the release");
             awaitQuiescence();
+            assertNoThreadDied("at the end");
             checkAccounting();
             checkLifecycle();
             checkFaultPromises();
@@ -259,7 +283,7 @@ class FaultMatrixTest {
             }
             if (path.usesGateway()) {
                 clock = new ManualClock();
-                AgentGateway.Builder gb = AgentGateway.builder().name("fm").clock(clock).idleTtl(Duration.ofMinutes(1))
+                AgentGateway.Builder gb = AgentGateway.builder().name(name).clock(clock).idleTtl(Duration.ofMinutes(1))
                         .resetTimeout(budgets.resetWait()).stopTimeout(budgets.stop());
                 if (threads != null) {
                     gb.threadFactory(threads);
@@ -268,7 +292,7 @@ class FaultMatrixTest {
                 gateway.put(KEY, agent);
             }
             if (path.usesTracker()) {
-                tracker = SessionCommitTracker.builder().name("fm-tracker").build();
+                tracker = SessionCommitTracker.builder().name(name).build();
                 tracker.registerOwner(SESSION, agent);
             }
         }
@@ -341,9 +365,14 @@ class FaultMatrixTest {
             }
             write("n-late-1");
             write("n-late-2");
+            // Flushes in short slices, so a writer that died fails the cell at once, not after 10 s.
             long start = System.nanoTime();
-            assertThat(m.flushPending(Duration.ofSeconds(10))).as("flush %s", when).isTrue();
-            assertWithin(start, Duration.ofSeconds(10), "flushPending " + when);
+            boolean flushed = false;
+            while (!flushed && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
+                assertNoThreadDied("while flushing " + when);
+                flushed = m.flushPending(Duration.ofMillis(50));
+            }
+            assertThat(flushed).as("flush %s", when).isTrue();
             eventually().untilAsserted(() -> {
                 assertThat(first.ids()).as("first has every accepted write %s", when).hasSize((int) accepted.get());
                 assertThat(last.ids()).as("last has every accepted write %s", when).hasSize((int) accepted.get());
@@ -726,6 +755,17 @@ class FaultMatrixTest {
             }
         }
 
+        /** No thread of this cell died of an uncaught throwable (the writer above all). */
+        private void assertNoThreadDied(String when) {
+            List<String> mine = new ArrayList<>();
+            for (String d : DEATHS) {
+                if (d.contains(name)) {
+                    mine.add(d);
+                }
+            }
+            assertThat(mine).as("threads of %s that died, %s", name, when).isEmpty();
+        }
+
         private String idOf(String user) {
             for (Turn t : first.turns()) {
                 if (t.userContent().equals(user)) {
@@ -751,7 +791,8 @@ class FaultMatrixTest {
 
     /** Awaitility without its default 100 ms delay before the first look (it would cost every cell). */
     static ConditionFactory eventually() {
-        return await().atMost(EVENTUALLY).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2));
+        return await().atMost(EVENTUALLY).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2))
+                .dontCatchUncaughtExceptions();
     }
 
     // ---- timing ------------------------------------------------------------------------------------
