@@ -6,6 +6,8 @@ import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.Turn;
+import dev.memlife.session.SessionCommitTracker;
+import dev.memlife.session.SessionDrainReport;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.util.List;
@@ -152,6 +154,33 @@ class FaultFindingsTest {
 
         assertThat(nextSawInterrupt).as("the next provider's extraction started interrupted").containsExactly(false);
         assertThat(callerInterrupted).as("the caller's thread came back interrupted").isFalse();
+    }
+
+    /**
+     * {@code SessionCommitTracker.drainAll} promises "the sessions left dirty and why" by the
+     * deadline. With a thread factory that fails, {@code SessionDrain.startPass} calls {@code
+     * tracker.newThread(..).start()} outside any try: the factory's exception leaves {@code
+     * drainAll}, no report is made, the session is never attempted, and the tracker stays draining
+     * for good (every later background commit is refused). The manager and the agent fall back to
+     * the caller's thread when no thread can be made; the tracker could commit there too, or at
+     * least report the session {@code NOT_ATTEMPTED}.
+     */
+    @Test
+    void sessionDrainWithAFailingThreadFactoryStillReports() {
+        SessionCommitTracker tracker = SessionCommitTracker.builder().name("findings-tracker").threadFactory(r -> {
+            throw new IllegalStateException("thread factory refuses on purpose");
+        }).build();
+        List<String> commits = new CopyOnWriteArrayList<>();
+        tracker.markTurnCompleted("s", () -> commits.add("s"));
+
+        SessionDrainReport report;
+        try {
+            report = tracker.drainAll(Duration.ofSeconds(1));
+        } catch (RuntimeException e) {
+            throw new AssertionError("drainAll threw instead of reporting; session 's' dirty="
+                    + tracker.hasUncommittedWork("s") + ", tracker draining=" + tracker.isDraining(), e);
+        }
+        assertThat(report.clean() || report.leftDirtyIds().contains("s")).as("%s", report).isTrue();
     }
 
     private static String stack(Thread t) {
