@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,8 +70,13 @@ public final class MemoryManager {
     /** Turns with blank user content: not writes, never queued, but counted. */
     private final AtomicLong blankTurns = new AtomicLong();
 
-    /** The shutdown in progress: its report, and its deadline on {@link #clock}, which later calls may bring forward. */
-    private record Shutdown(CompletableFuture<DrainReport> report, AtomicLong deadline) {}
+    /**
+     * The shutdown in progress: its report; its deadline on {@link #clock}, which later calls may
+     * bring forward; and the report as it stood before the providers' shutdown, for a provider
+     * that calls {@code shutdownAll} from its own {@code shutdown()}.
+     */
+    private record Shutdown(CompletableFuture<DrainReport> report, AtomicLong deadline,
+            AtomicReference<DrainReport> beforeProviders) {}
 
     /** A manager with every default of {@link Builder}. */
     public MemoryManager() {
@@ -241,11 +247,8 @@ public final class MemoryManager {
                     + "\"}";
         }
         try {
-            return owner.provider.handleToolCall(tool, argsCopy);
-        } catch (Throwable t) {
-            warnings.warn(name + "/" + owner.name + "/tool", "memory provider '" + owner.name + "' failed tool call '"
-                    + tool + "'", t);
-            return "{\"error\":\"" + jsonEscape("memory tool '" + tool + "' failed: " + t) + "\"}";
+            return isolated(owner, "handleToolCall(" + tool + ")", () -> owner.provider.handleToolCall(tool, argsCopy),
+                    t -> "{\"error\":\"" + jsonEscape("memory tool '" + tool + "' failed: " + t) + "\"}");
         } finally {
             owner.gate.exit();
         }
@@ -360,8 +363,11 @@ public final class MemoryManager {
      * forward, so it returns within its own timeout too. Called from a provider on the writer
      * thread, it does not wait for the queue (the writer cannot drain while it is inside this
      * call): the writes not started are abandoned at once and the one in progress is still
-     * running. An interrupt while draining ends the drain early (the remaining writes are
-     * abandoned) and the interrupt flag is restored. Never throws but for a null argument.
+     * running. Called from a provider's own {@code shutdown()}, it returns at once with the report
+     * as it stood before the providers' shutdown began (every provider listed as not shut down
+     * yet), since the shutdown it is part of cannot finish first. An interrupt while draining ends
+     * the drain early (the remaining writes are abandoned) and the interrupt flag is restored.
+     * Never throws but for a null argument.
      *
      * @return what happened to every write this manager was handed
      */
@@ -375,7 +381,7 @@ public final class MemoryManager {
     private DrainReport shutDown(long budget, long reserve) {
         // From a provider on the writer thread nothing drains while this call waits: no deadline later than now.
         long deadline = Checks.saturatedAdd(clock.nanoTime(), writer.workerThread() == Thread.currentThread() ? 0 : budget);
-        Shutdown mine = new Shutdown(new CompletableFuture<>(), new AtomicLong(deadline));
+        Shutdown mine = new Shutdown(new CompletableFuture<>(), new AtomicLong(deadline), new AtomicReference<>());
         Shutdown first;
         synchronized (registration) {
             first = shutdown.compareAndExchange(null, mine);
@@ -383,6 +389,10 @@ public final class MemoryManager {
         if (first != null) {
             if (first.deadline.getAndAccumulate(deadline, Math::min) > deadline) {
                 writer.tightenDrainDeadline(deadline - reserve);
+            }
+            DrainReport sofar = first.beforeProviders.get();
+            if (sofar != null && ProviderShutdown.isInside(this)) {
+                return sofar; // the shutdown this provider is part of cannot finish before it returns
             }
             return first.report.join();
         }
@@ -400,9 +410,16 @@ public final class MemoryManager {
         }
         prefetcher.shutdown();
         List<RegisteredProvider> all = List.of(providers);
+        List<String> names = providerNames();
+        shutdown.beforeProviders.set(report(outcome, all, names, List.of(), drainTimeout, start));
         long left = Math.max(0, shutdown.deadline.get() - clock.nanoTime());
-        ProviderShutdown.Result shut = ProviderShutdown.run(name, all, factory("shutdown"),
+        ProviderShutdown.Result shut = ProviderShutdown.run(this, name, all, factory("shutdown"),
                 Math.min(providerShutdownTimeoutNanos, left), warnings);
+        return report(outcome, all, shut.notShutDown(), shut.shutDownLater(), drainTimeout, start);
+    }
+
+    private DrainReport report(Writer.Outcome outcome, List<RegisteredProvider> all, List<String> notShutDown,
+            List<String> shutDownLater, Duration drainTimeout, long start) {
         Map<String, Long> failures = new HashMap<>();
         Map<String, Long> interrupts = new HashMap<>();
         for (RegisteredProvider p : all) {
@@ -411,8 +428,7 @@ public final class MemoryManager {
         }
         return new DrainReport(outcome.delivered(), outcome.failed(), outcome.failedIds(), outcome.abandonedIds(),
                 outcome.stillRunningIds(), outcome.unlinked(), writer.rejectedSoFar(), blankTurns.get(), failures,
-                interrupts, shut.notShutDown(), shut.shutDownLater(), drainTimeout,
-                Duration.ofNanos(System.nanoTime() - start));
+                interrupts, notShutDown, shutDownLater, drainTimeout, Duration.ofNanos(System.nanoTime() - start));
     }
 
     private static void putIfPositive(Map<String, Long> map, String key, long n) {
@@ -468,10 +484,10 @@ public final class MemoryManager {
                     leased[i] = false;
                     RegisteredProvider p = all[i];
                     try {
-                        action.accept(p.provider);
-                    } catch (Throwable t) {
-                        warnings.warn(name + "/" + p.name + "/" + hook, "memory provider '" + p.name + "' of manager '"
-                                + name + "' failed in " + hook + "; the next provider is still called", t);
+                        isolated(p, hook, () -> {
+                            action.accept(p.provider);
+                            return null;
+                        }, t -> null);
                     } finally {
                         p.gate.exit();
                     }
@@ -492,9 +508,32 @@ public final class MemoryManager {
             return fallback;
         }
         try {
-            return call(p.name, hook, body, fallback);
+            return isolated(p, hook, body, t -> fallback);
         } finally {
             p.gate.exit();
+        }
+    }
+
+    /**
+     * One provider call on the caller's thread, isolated: whatever it throws is logged and turned
+     * into {@code onFailure}'s value. An interrupt the provider leaves set, where the caller's
+     * thread was not interrupted before, is cleared and counted: it must not cut the next
+     * provider's I/O short, nor come back to the caller as if it were the caller's own.
+     */
+    private <T> T isolated(RegisteredProvider p, String hook, Supplier<T> body, Function<Throwable, T> onFailure) {
+        boolean callerInterrupted = Thread.currentThread().isInterrupted();
+        try {
+            return body.get();
+        } catch (Throwable t) {
+            warnings.warn(name + "/" + p.name + "/" + hook, "memory provider '" + p.name + "' of manager '" + name
+                    + "' failed in " + hook + "; the next provider is still called", t);
+            return onFailure.apply(t);
+        } finally {
+            if (!callerInterrupted && Thread.interrupted()) {
+                p.interruptsCleared.incrementAndGet();
+                warnings.warn(name + "/" + p.name + "/interrupt", "memory provider '" + p.name + "' of manager '" + name
+                        + "' left the calling thread's interrupt flag set in " + hook + "; cleared", null);
+            }
         }
     }
 

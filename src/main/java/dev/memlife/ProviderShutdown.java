@@ -25,16 +25,24 @@ final class ProviderShutdown {
     /** Which providers were not shut down within the budget, and which wait for a running hook. */
     record Result(List<String> notShutDown, List<String> shutDownLater) {}
 
+    /** The manager whose provider's {@code shutdown()} this thread is inside, if any. */
+    private static final ThreadLocal<Object> INSIDE = new ThreadLocal<>();
+
+    /** Whether this thread is inside a provider's {@code shutdown()} called for {@code manager}. */
+    static boolean isInside(Object manager) {
+        return INSIDE.get() == manager;
+    }
+
     private ProviderShutdown() {}
 
-    static Result run(String managerName, List<RegisteredProvider> providers, ThreadFactory threadFactory,
+    static Result run(Object manager, String managerName, List<RegisteredProvider> providers, ThreadFactory threadFactory,
             long budgetNanos, ThrottledLog warnings) {
         List<RegisteredProvider> order = new ArrayList<>(providers);
         Collections.reverse(order);
         List<RegisteredProvider> now = new ArrayList<>();
         List<String> later = new ArrayList<>();
         for (RegisteredProvider p : order) {
-            if (p.gate.close(() -> shutDown(managerName, p, warnings, true))) {
+            if (p.gate.close(() -> shutDown(manager, managerName, p, warnings, true))) {
                 now.add(p);
             } else {
                 later.add(p.name);
@@ -45,11 +53,12 @@ final class ProviderShutdown {
                     + " still run a hook (a write past the drain deadline, or a detached extraction or prefetch); "
                     + "each is shut down as soon as its hook returns, never before", null);
         }
-        return new Result(shutDownNow(managerName, now, threadFactory, budgetNanos, warnings), List.copyOf(later));
+        return new Result(shutDownNow(manager, managerName, now, threadFactory, budgetNanos, warnings),
+                List.copyOf(later));
     }
 
     /** @return the names of the providers whose shutdown had not returned within the budget */
-    private static List<String> shutDownNow(String managerName, List<RegisteredProvider> order,
+    private static List<String> shutDownNow(Object manager, String managerName, List<RegisteredProvider> order,
             ThreadFactory threadFactory, long budgetNanos, ThrottledLog warnings) {
         if (order.isEmpty()) {
             return List.of();
@@ -59,7 +68,7 @@ final class ProviderShutdown {
         Runnable all = () -> {
             for (RegisteredProvider p : order) {
                 try {
-                    shutDown(managerName, p, warnings, false);
+                    shutDown(manager, managerName, p, warnings, false);
                 } finally {
                     done.countDown();
                 }
@@ -99,12 +108,17 @@ final class ProviderShutdown {
     }
 
     /** One provider's shutdown; whatever it throws is logged and goes no further. */
-    private static void shutDown(String managerName, RegisteredProvider p, ThrottledLog warnings, boolean late) {
+    private static void shutDown(Object manager, String managerName, RegisteredProvider p, ThrottledLog warnings,
+            boolean late) {
+        Object outer = INSIDE.get();
+        INSIDE.set(manager);
         try {
             p.provider.shutdown();
         } catch (Throwable t) {
             warnings.warn(managerName + "/" + p.name + "/shutdown", "memory provider '" + p.name + "' of manager '"
                     + managerName + "' failed in shutdown()" + (late ? " (run after its last hook returned)" : ""), t);
+        } finally {
+            INSIDE.set(outer);
         }
     }
 }

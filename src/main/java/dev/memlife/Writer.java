@@ -110,8 +110,10 @@ final class Writer {
 
     // ---- abandonment, guarded by batchLock (taken once per batch by the writer, once by the drain) ----
     private final ReentrantLock batchLock = new ReentrantLock();
+    /** Marks {@link #current} before a writer ran. */
+    private static final List<Turn> NO_BATCH = List.of();
     /** The writer's current batch: the one list it refills, set when the writer starts. */
-    private List<Turn> current = List.of();
+    private List<Turn> current = NO_BATCH;
     /** Writes finished before {@link #current} was taken. */
     private long batchBase;
     /** How many writes of {@link #current} the writer has claimed to start, or {@link #STOPPED}. */
@@ -119,6 +121,8 @@ final class Writer {
     private final WriteIds.Builder abandoned;
     /** Size of {@link #abandoned}, for readers outside the lock. */
     private volatile long abandonedCount;
+    /** Set once by an abandoning drain: writes of {@link #current} before it may be reported still running. */
+    private volatile int reportedRunningEnd;
     /** The drain's deadline on {@link #clock}; only ever moves earlier. */
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
 
@@ -333,6 +337,33 @@ final class Writer {
         return queue;
     }
 
+    /**
+     * For concurrency checkers that drive the writer by hand, with a thread factory whose threads
+     * never run: one pass of the writer's loop on the calling thread, without waiting — take what
+     * is linked (one batch) and hand it to the providers. Only one thread may call it.
+     *
+     * @return false if there was nothing to take, or the drain abandoned the rest
+     */
+    boolean stepByHand() {
+        batchLock.lock();
+        try {
+            if (current == NO_BATCH) {
+                current = new ArrayList<>();
+            }
+        } finally {
+            batchLock.unlock();
+        }
+        if (state == State.ABANDONED || !queue.hasLinked()) {
+            return false;
+        }
+        List<Turn> batch = current;
+        if (!takeBatch(batch)) {
+            return false;
+        }
+        deliver(batch);
+        return true;
+    }
+
     // ---- shutdown --------------------------------------------------------------------------
 
     /**
@@ -374,12 +405,21 @@ final class Writer {
         } finally {
             waits.unlock();
         }
-        boolean onWriter = Thread.currentThread() == worker;
+        Thread w = worker;
+        if (w != null) {
+            LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
+        }
+        boolean onWriter = Thread.currentThread() == w;
         boolean complete = queue.finished() >= target
                 || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get));
         batchLock.lock();
         try {
             int claimedEnd = complete ? STOPPED : abandonRest();
+            if (claimedEnd != STOPPED) {
+                // Before the snapshot, so the writer logs every write the report may call still running
+                // (and, rarely, one that finished in between and is reported delivered).
+                reportedRunningEnd = claimedEnd;
+            }
             return snapshot(claimedEnd);
         } finally {
             batchLock.unlock();
@@ -388,12 +428,7 @@ final class Writer {
 
     /** Makes sure a writer runs while writes wait; false if none can (they are then abandoned at once). */
     private boolean writerRunsFor(long target) {
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w); // let an idle writer see the new state
-            return true;
-        }
-        if (queue.finished() >= target) {
+        if (worker != null || queue.finished() >= target) {
             return true;
         }
         try {
@@ -479,10 +514,14 @@ final class Writer {
         return new Outcome(d, f, failedNow, abandoned.build(), running.build(), unlinked);
     }
 
-    /** Ends the writer's standing lease on every provider's gate; idempotent. */
+    /**
+     * Ends the writer's standing lease on every provider's gate, in reverse registration order, so
+     * the shutdowns that waited for the writer run in that order; idempotent.
+     */
     private void releaseLeases() {
-        for (RegisteredProvider p : providers.get()) {
-            p.gate.releaseWriter();
+        RegisteredProvider[] all = providers.get();
+        for (int i = all.length - 1; i >= 0; i--) {
+            all[i].gate.releaseWriter();
         }
     }
 
@@ -639,9 +678,9 @@ final class Writer {
         if (progressWaiters > 0) {
             signalProgress();
         }
-        if (state == State.ABANDONED && started.get() == STOPPED) {
+        if (to <= reportedRunningEnd) {
             warnings.warn(managerName + "/late", "memory manager '" + managerName + "': " + describe(batch, from, to)
-                    + " finished after the drain deadline: " + (ok ? "every provider took it"
+                    + ", reported still running at the drain deadline, has finished: " + (ok ? "every provider took it"
                     : "at least one provider failed it"), null);
         }
     }

@@ -8,6 +8,10 @@ import java.sql.SQLException;
  * thread at a time. Thread-safe: {@link #use} holds the holder's lock for the whole unit of work,
  * so threads sharing a holder take turns. Once {@link #close() closed}, every unit of work runs on
  * a connection of its own that is closed right after it.
+ *
+ * <p>Every unit of work is bracketed by {@link Database#checkFile()}: it starts only while the
+ * store's SQLite file is the one it opened, and it succeeds (a batch's commit included) only if
+ * the file still is when it has finished; otherwise it fails and the connection is closed.
  */
 final class ConnectionHolder implements AutoCloseable {
 
@@ -36,20 +40,27 @@ final class ConnectionHolder implements AutoCloseable {
         synchronized (lock) {
             if (closed) {
                 try (Connection once = database.open()) {
-                    return work.run(once);
+                    return runChecked(work, once);
                 }
             }
             if (connection == null) {
                 connection = database.open();
             }
             try {
-                return work.run(connection);
+                return runChecked(work, connection);
             } catch (SQLException | RuntimeException e) {
                 Database.closeQuietly(connection, e);
                 connection = null;
                 throw e;
             }
         }
+    }
+
+    private <T> T runChecked(Work<T> work, Connection c) throws SQLException {
+        database.checkFile();
+        T result = work.run(c);
+        database.checkFile();
+        return result;
     }
 
     /** Closes the held connection, after a unit of work in progress on it has finished. */

@@ -25,6 +25,8 @@ final class Database {
     private final Duration lockTimeout;
     /** Set once by the first {@link #open()}; the same value every time after, so a race is harmless. */
     private volatile Dialect dialect;
+    /** The SQLite file the first {@link #open()} found ({@link StoreFile#NONE} for PostgreSQL); set once. */
+    private volatile StoreFile file;
 
     private Database(String url, Properties credentials, DataSource dataSource, String description,
             Duration lockTimeout) {
@@ -60,8 +62,19 @@ final class Database {
         return dialect;
     }
 
-    /** Opens and configures a new connection; the caller closes it. */
+    /**
+     * Opens and configures a new connection; the caller closes it. The first one opened fixes the
+     * SQLite file the store works on (see {@link #checkFile()}); every later one is opened only
+     * while that file is still at its path (SQLite would create a deleted file anew, empty) and
+     * must find the same file.
+     *
+     * @throws StoreFile.LostException if the store's SQLite file was deleted or replaced
+     */
     Connection open() throws SQLException {
+        StoreFile known = file;
+        if (known != null) {
+            known.check();
+        }
         Connection c = url != null ? DriverManager.getConnection(url, credentials) : dataSource.getConnection();
         if (c == null) {
             throw new SQLException(description + " returned no connection");
@@ -73,10 +86,34 @@ final class Database {
             }
             d.configure(c, lockTimeout);
             c.setAutoCommit(true);
+            if (known != null) {
+                known.check();
+            } else {
+                rememberFile(d == Dialect.SQLITE ? StoreFile.of(c) : StoreFile.NONE);
+            }
             return c;
         } catch (SQLException | RuntimeException e) {
             closeQuietly(c, e);
             throw e;
+        }
+    }
+
+    /**
+     * Throws if the SQLite file the store opened first was deleted or replaced since; from then on
+     * it always throws. One {@code stat}; does nothing for PostgreSQL.
+     *
+     * @throws StoreFile.LostException naming the file and what happened to it
+     */
+    void checkFile() throws SQLException {
+        StoreFile known = file;
+        if (known != null) {
+            known.check();
+        }
+    }
+
+    private synchronized void rememberFile(StoreFile opened) {
+        if (file == null) {
+            file = opened;
         }
     }
 

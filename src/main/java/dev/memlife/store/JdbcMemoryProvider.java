@@ -32,9 +32,20 @@ import org.slf4j.LoggerFactory;
  * (session ends, prefetch, the read-back methods) follows the same retry rule.
  *
  * <p><b>Schema.</b> Created if missing: {@code <prefix>turns} (write id, session id, user and
- * assistant contents, messages, accepted-at and stored-at epoch milliseconds) and {@code
- * <prefix>session_ends} (session id, message count, ended-at). Strings are stored as UTF-8 bytes
- * ({@code BLOB}/{@code BYTEA}) so every string round-trips, NUL included.
+ * assistant contents, messages, accepted-at and stored-at epoch milliseconds), {@code
+ * <prefix>session_ends} (session id, message count, ended-at) and {@code <prefix>schema_version}.
+ * Every Java string is stored and read back exactly, and two different strings are never stored
+ * as one: normal text is stored as itself in {@code TEXT} columns, readable and queryable with
+ * plain SQL ({@code WHERE session_id = 'chat:1'}); a string with NUL or an unpaired surrogate
+ * (or one starting with U+FDD0) is stored escaped, see {@link Codec}. Message lists are stored as
+ * bytes. Tables created by an earlier memlife (schema version 1: strings as UTF-8 bytes) are
+ * migrated when the store starts, in one transaction; PostgreSQL needs a {@code UTF8} database.
+ *
+ * <p><b>SQLite file.</b> The store remembers the file it opened (device and inode). If that file
+ * is deleted or replaced while the store runs, every later write and read fails at once with a
+ * {@link JdbcStoreException} naming the path (so the manager counts those writes as failed), and
+ * the store never opens a fresh file at the path: build a new store to go on. Note that SQLite
+ * leaves the old file's {@code -wal} at the path, which it replays into the next file opened there.
  *
  * <p><b>Threads.</b> Thread-safe. Writes use one connection owned by the manager's writer thread;
  * everything else ({@link #prefetch}, {@link #onSessionEnd}, the read-back methods) shares a second
@@ -60,6 +71,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
     private final String name;
     private final Database database;
     private final Tables tables;
+    private final Schema schema;
     private final int prefetchLimit;
     private final Retry retry;
     private final Clock clock;
@@ -75,6 +87,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         this.name = b.name;
         this.database = database;
         this.tables = new Tables(b.tablePrefix);
+        this.schema = new Schema(tables, b.tablePrefix, database.description());
         this.prefetchLimit = b.prefetchLimit;
         this.retry = new Retry(b.name, database.description(), b.retryAttempts, b.retryBackoff, b.sleeper);
         this.clock = b.clock;
@@ -86,7 +99,8 @@ public final class JdbcMemoryProvider implements MemoryProvider {
      * A provider on the SQLite file {@code file} (created if missing; its directory must exist),
      * with every other default of {@link Builder}.
      *
-     * @throws JdbcStoreException if the file cannot be opened or the schema cannot be created
+     * @throws JdbcStoreException if the file cannot be opened or the schema cannot be created or
+     *     migrated
      */
     public static JdbcMemoryProvider sqlite(Path file) {
         return builder("jdbc:sqlite:" + requireNonNull(file, "file").toAbsolutePath()).build();
@@ -239,10 +253,10 @@ public final class JdbcMemoryProvider implements MemoryProvider {
 
     // ---- machinery -------------------------------------------------------------------------------
 
-    /** Opens the writer's connection and creates the schema; called once by the builder. */
+    /** Opens the writer's connection and creates, checks or migrates the schema; called once by the builder. */
     private JdbcMemoryProvider start() {
-        retry.run("create the schema", writes, c -> {
-            tables.create(c, database.dialect());
+        retry.run("prepare the schema", writes, c -> {
+            schema.prepare(c, database.dialect());
             return null;
         });
         return this;
@@ -291,6 +305,10 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         public static final long DEFAULT_RETRY_BACKOFF_MILLIS = 100;
         /** Default {@link #lockTimeout(Duration) lock timeout}: {@value} ms. */
         public static final long DEFAULT_LOCK_TIMEOUT_MILLIS = 5_000;
+        /** Longest {@link #lockTimeout(Duration) lock timeout}: {@link Integer#MAX_VALUE} ms, about 24.8 days. */
+        public static final Duration MAX_LOCK_TIMEOUT = Duration.ofMillis(Integer.MAX_VALUE);
+        /** Longest {@link #retryBackoff(Duration) backoff}: the longest wait between two attempts, 30 s. */
+        public static final Duration MAX_RETRY_BACKOFF = Retry.MAX_BACKOFF;
 
         private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,39}");
 
@@ -363,21 +381,47 @@ public final class JdbcMemoryProvider implements MemoryProvider {
             return this;
         }
 
-        /** The wait after a write's first failed attempt; doubled after each next one. */
+        /**
+         * The wait after a write's first failed attempt; doubled after each next one, up to {@link
+         * #MAX_RETRY_BACKOFF}. Zero retries at once.
+         *
+         * @throws IllegalArgumentException if {@code backoff} is negative or longer than {@link
+         *     #MAX_RETRY_BACKOFF} (it would be shortened to it), naming the value
+         */
         public Builder retryBackoff(Duration backoff) {
             requireNonNull(backoff, "backoff");
             if (backoff.isNegative()) {
                 throw new IllegalArgumentException("retryBackoff must not be negative, was " + backoff);
             }
+            if (backoff.compareTo(MAX_RETRY_BACKOFF) > 0) {
+                throw new IllegalArgumentException("retryBackoff must be at most " + MAX_RETRY_BACKOFF
+                        + " (the longest wait between two attempts), was " + backoff);
+            }
             this.retryBackoff = backoff;
             return this;
         }
 
-        /** Longest wait for a database lock (SQLite busy timeout, PostgreSQL {@code lock_timeout}). */
+        /**
+         * Longest wait for a database lock (SQLite busy timeout, PostgreSQL {@code lock_timeout}).
+         * Both databases take it as an int of milliseconds, so it must be a whole number of
+         * milliseconds from 1 ms to {@link #MAX_LOCK_TIMEOUT}: anything else is refused here rather
+         * than changed (the SQLite driver would silently wait 3 s instead of a longer timeout, and
+         * 0 ms means "never wait" to SQLite but "wait forever" to PostgreSQL).
+         *
+         * @throws IllegalArgumentException naming the value if it is not such a duration
+         */
         public Builder lockTimeout(Duration timeout) {
             requireNonNull(timeout, "timeout");
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("lockTimeout must be positive, was " + timeout);
+            }
+            if (timeout.compareTo(MAX_LOCK_TIMEOUT) > 0) {
+                throw new IllegalArgumentException("lockTimeout must be at most 24.8 days (" + Integer.MAX_VALUE
+                        + " ms, the databases take an int of milliseconds), was " + timeout);
+            }
+            if (timeout.getNano() % 1_000_000 != 0) {
+                throw new IllegalArgumentException("lockTimeout must be a whole number of milliseconds (the "
+                        + "databases take milliseconds), was " + timeout);
             }
             this.lockTimeout = timeout;
             return this;
@@ -396,11 +440,12 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         }
 
         /**
-         * Connects, creates the schema if missing and returns the provider. Waits for the database,
-         * with the retry rule of writes.
+         * Connects, creates the schema if missing (or migrates an earlier one) and returns the
+         * provider. Waits for the database, with the retry rule of writes.
          *
          * @throws JdbcStoreException naming the database (password masked) if it cannot be reached
-         *     or the schema cannot be created
+         *     or the schema cannot be created or migrated, or if its tables have a schema version
+         *     this code does not know, or a PostgreSQL database is not {@code UTF8}
          * @throws IllegalArgumentException if the database is neither SQLite nor PostgreSQL, or a
          *     user or password was set for a DataSource
          */

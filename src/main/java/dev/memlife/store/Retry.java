@@ -9,8 +9,9 @@ import org.slf4j.LoggerFactory;
  * The store's retry rule for every database call: a unit of work that fails with an {@link SQLException} runs again on a
  * fresh connection, at most {@code attempts} times in all, waiting {@code backoff} after the first
  * failure and twice as long after each next one (at most {@link #MAX_BACKOFF}); then it is thrown
- * as a {@link JdbcStoreException} carrying every attempt's exception. Never retries forever, never
- * drops a failure. Thread-safe.
+ * as a {@link JdbcStoreException} carrying every attempt's exception. A store file found deleted
+ * or replaced ({@link StoreFile.LostException}) is thrown at once: no attempt could succeed. Never
+ * retries forever, never drops a failure. Thread-safe.
  */
 final class Retry {
 
@@ -43,26 +44,34 @@ final class Retry {
      */
     <T> T run(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
         SQLException last = null;
-        for (int attempt = 1; attempt <= attempts; attempt++) {
+        // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
+        for (int attempt = 1; ; attempt++) {
             try {
                 return holder.use(work);
+            } catch (StoreFile.LostException e) {
+                if (last != null) {
+                    e.addSuppressed(last);
+                }
+                throw new JdbcStoreException(provider + ": could not " + what + " in " + database + ": "
+                        + e.getMessage(), e);
             } catch (SQLException e) {
                 if (last != null) {
                     e.addSuppressed(last);
                 }
                 last = e;
             }
-            if (attempt < attempts) {
-                Duration wait = backoff(attempt);
-                LOG.debug("{}: attempt {} of {} to {} in {} failed; retrying in {} ms", provider, attempt,
-                        attempts, what, database, wait.toMillis(), last);
-                try {
-                    sleeper.sleep(wait);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new JdbcStoreException(provider + ": interrupted while retrying to " + what + " in "
-                            + database + " after " + attempt + " failed attempts", last);
-                }
+            if (attempt == attempts) {
+                break;
+            }
+            Duration wait = backoff(attempt);
+            LOG.debug("{}: attempt {} of {} to {} in {} failed; retrying in {} ms", provider, attempt,
+                    attempts, what, database, wait.toMillis(), last);
+            try {
+                sleeper.sleep(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new JdbcStoreException(provider + ": interrupted while retrying to " + what + " in "
+                        + database + " after " + attempt + " failed attempts", last);
             }
         }
         throw new JdbcStoreException(provider + ": could not " + what + " in " + database + " after "

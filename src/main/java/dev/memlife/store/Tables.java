@@ -5,53 +5,53 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 /**
- * The store's two tables and every statement on them, all prepared: {@code <prefix>turns} (one
- * row per write id, in insertion order) and {@code <prefix>session_ends} (one row per session
- * boundary). Strings are stored as UTF-8 bytes (see {@link Codec}); times as epoch milliseconds.
- * Stateless apart from its SQL text and thread-safe; the caller owns each connection.
+ * Every statement on the store's two tables, all prepared: {@code <prefix>turns} (one row per
+ * write id, in insertion order) and {@code <prefix>session_ends} (one row per session boundary);
+ * {@link Schema} creates them. Strings are stored as {@link Codec#text(String) text}, message
+ * lists as {@link Codec#encodeMessages bytes}, times as epoch milliseconds. Stateless apart from
+ * its SQL text and thread-safe; the caller owns each connection.
  */
 final class Tables {
+
+    /** How many leading characters of a session id its index holds: short enough for any index. */
+    static final int SESSION_KEY_CHARS = 200;
+    /** The indexed expression by which turns are found by session (with the insertion order). */
+    static final String SESSION_KEY = "substr(session_id, 1, " + SESSION_KEY_CHARS + ")";
+    /**
+     * One session's rows; both parameters are the stored session id. The first condition lets the
+     * index find them, the second is the exact match (session ids may share their first
+     * characters). Plain {@code WHERE session_id = ?} finds the same rows, without the index.
+     */
+    private static final String OF_SESSION =
+            " WHERE " + SESSION_KEY + " = substr(CAST(? AS TEXT), 1, " + SESSION_KEY_CHARS + ") AND session_id = ?";
 
     private static final String TURN_COLUMNS =
             "write_id, session_id, user_content, assistant_content, messages, accepted_at, stored_at";
 
-    private final String turns;
-    private final String sessionEnds;
+    final String turns;
+    final String sessionEnds;
     private final String insertTurn;
 
     Tables(String prefix) {
         this.turns = prefix + "turns";
         this.sessionEnds = prefix + "session_ends";
-        this.insertTurn = "INSERT INTO " + turns + " (" + TURN_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?)"
-                + " ON CONFLICT (write_id) DO NOTHING";
+        this.insertTurn = insertTurnSql(true);
     }
 
-    /** Creates the tables and the session index if they do not exist yet. */
-    void create(Connection c, Dialect d) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS " + turns + " ("
-                    + "id " + d.idColumn + ", "
-                    + "write_id " + d.bytesType + " NOT NULL UNIQUE, "
-                    + "session_id " + d.bytesType + " NOT NULL, "
-                    + "user_content " + d.bytesType + " NOT NULL, "
-                    + "assistant_content " + d.bytesType + " NOT NULL, "
-                    + "messages " + d.bytesType + " NOT NULL, "
-                    + "accepted_at BIGINT NOT NULL, "
-                    + "stored_at BIGINT NOT NULL)");
-            s.execute("CREATE INDEX IF NOT EXISTS " + turns + "_by_session ON " + turns + " (session_id, id)");
-            s.execute("CREATE TABLE IF NOT EXISTS " + sessionEnds + " ("
-                    + "id " + d.idColumn + ", "
-                    + "session_id " + d.bytesType + " NOT NULL, "
-                    + "message_count INTEGER NOT NULL, "
-                    + "ended_at BIGINT NOT NULL)");
-        }
+    /** The insert of one turn; with {@code skipDuplicates}, a write id already stored is skipped. */
+    String insertTurnSql(boolean skipDuplicates) {
+        return "INSERT INTO " + turns + " (" + TURN_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?)"
+                + (skipDuplicates ? " ON CONFLICT DO NOTHING" : "");
+    }
+
+    String insertSessionEndSql() {
+        return "INSERT INTO " + sessionEnds + " (session_id, message_count, ended_at) VALUES (?, ?, ?)";
     }
 
     /**
@@ -64,10 +64,10 @@ final class Tables {
         c.setAutoCommit(false);
         try (PreparedStatement ps = c.prepareStatement(insertTurn)) {
             for (Turn t : batch) {
-                ps.setBytes(1, Codec.bytes(t.writeId()));
-                ps.setBytes(2, Codec.bytes(t.sessionId()));
-                ps.setBytes(3, Codec.bytes(t.userContent()));
-                ps.setBytes(4, Codec.bytes(t.assistantContent()));
+                ps.setString(1, Codec.text(t.writeId()));
+                ps.setString(2, Codec.text(t.sessionId()));
+                ps.setString(3, Codec.text(t.userContent()));
+                ps.setString(4, Codec.text(t.assistantContent()));
                 ps.setBytes(5, Codec.encodeMessages(t.messages()));
                 ps.setLong(6, t.acceptedAt().toEpochMilli());
                 ps.setLong(7, storedAtMillis);
@@ -91,9 +91,8 @@ final class Tables {
     }
 
     void insertSessionEnd(Connection c, String sessionId, int messageCount, long endedAtMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO " + sessionEnds + " (session_id, message_count, ended_at) VALUES (?, ?, ?)")) {
-            ps.setBytes(1, Codec.bytes(sessionId));
+        try (PreparedStatement ps = c.prepareStatement(insertSessionEndSql())) {
+            ps.setString(1, Codec.text(sessionId));
             ps.setInt(2, messageCount);
             ps.setLong(3, endedAtMillis);
             ps.executeUpdate();
@@ -109,8 +108,8 @@ final class Tables {
     }
 
     long countTurns(Connection c, String sessionId) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + turns + " WHERE session_id = ?")) {
-            ps.setBytes(1, Codec.bytes(sessionId));
+        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + turns + OF_SESSION)) {
+            bindSession(ps, sessionId);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getLong(1);
@@ -121,18 +120,18 @@ final class Tables {
     /** The session's turns in insertion order: all of them, or the {@code limit} most recent. */
     List<StoredTurn> turns(Connection c, String sessionId, int limit) throws SQLException {
         boolean all = limit == Integer.MAX_VALUE;
-        String sql = "SELECT " + TURN_COLUMNS + " FROM " + turns + " WHERE session_id = ? ORDER BY id"
+        String sql = "SELECT " + TURN_COLUMNS + " FROM " + turns + OF_SESSION + " ORDER BY id"
                 + (all ? "" : " DESC LIMIT ?");
         List<StoredTurn> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setBytes(1, Codec.bytes(sessionId));
+            bindSession(ps, sessionId);
             if (!all) {
-                ps.setInt(2, limit);
+                ps.setInt(3, limit);
             }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new StoredTurn(Codec.string(rs.getBytes(1)), Codec.string(rs.getBytes(2)),
-                            Codec.string(rs.getBytes(3)), Codec.string(rs.getBytes(4)),
+                    out.add(new StoredTurn(Codec.string(rs.getString(1)), Codec.string(rs.getString(2)),
+                            Codec.string(rs.getString(3)), Codec.string(rs.getString(4)),
                             Codec.decodeMessages(rs.getBytes(5)), Instant.ofEpochMilli(rs.getLong(6)),
                             Instant.ofEpochMilli(rs.getLong(7))));
                 }
@@ -150,10 +149,16 @@ final class Tables {
                 "SELECT session_id, message_count, ended_at FROM " + sessionEnds + " ORDER BY id");
                 ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                out.add(new StoredSessionEnd(Codec.string(rs.getBytes(1)), rs.getInt(2),
+                out.add(new StoredSessionEnd(Codec.string(rs.getString(1)), rs.getInt(2),
                         Instant.ofEpochMilli(rs.getLong(3))));
             }
         }
         return out;
+    }
+
+    private static void bindSession(PreparedStatement ps, String sessionId) throws SQLException {
+        String stored = Codec.text(sessionId);
+        ps.setString(1, stored);
+        ps.setString(2, stored);
     }
 }

@@ -234,4 +234,33 @@ class ShutdownHooksTest {
         assertThat(drained).containsExactly("c");
         assertThat(uncaught.get()).isNull();
     }
+
+    /**
+     * Regression (reliability issue, defect 9): a provider hanging in {@code shutdown()} made the
+     * hook report its manager as TIMED_OUT with no report, although every write was delivered. The
+     * manager's shutdown now fits in the budget the hook gives it, and its report survives.
+     */
+    @Test
+    void aProviderHangingInShutdownDoesNotCostTheManagersReport() {
+        dev.memlife.testing.HangingProvider hanging =
+                new dev.memlife.testing.HangingProvider("wedged", dev.memlife.testing.Hook.SHUTDOWN);
+        MemoryManager manager = MemoryManager.builder().name("wedged-store").build(); // provider shutdown: 5 s
+        manager.addProvider(hanging);
+        manager.syncAll("u", "a", "s");
+        manager.syncAll("u", "b", "s");
+        ShutdownHooks hooks = hooks(Duration.ofSeconds(1));
+        hooks.register(manager);
+        try {
+            ShutdownReport report = hooks.drainNow();
+
+            ShutdownReport.Component component = report.components().get(0);
+            assertThat(component.status()).as("%s", report).isEqualTo(ShutdownReport.Status.DONE);
+            dev.memlife.DrainReport drain = (dev.memlife.DrainReport) component.report();
+            assertThat(drain.delivered()).isEqualTo(2);
+            assertThat(drain.providersNotShutDown()).containsExactly("wedged");
+            assertThat(report.elapsed()).isLessThan(Duration.ofSeconds(3));
+        } finally {
+            hanging.release();
+        }
+    }
 }

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -53,6 +56,53 @@ class JdbcMemoryProviderBuilderTest {
         SQLiteDataSource ds = new SQLiteDataSource();
         assertThatThrownBy(() -> JdbcMemoryProvider.builder(ds).user("u").build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("set them on the DataSource");
+    }
+
+    /**
+     * Regression, defect "a huge SQLite lock timeout silently becomes 3 s": the SQLite driver fell
+     * back to its 3 s default for a busy timeout beyond an int of milliseconds, a sub-millisecond
+     * timeout became 0 ms ("never wait" to SQLite, "wait forever" to PostgreSQL), and a backoff
+     * beyond 30 s was shortened to 30 s. Each setter now refuses a duration it cannot use as given,
+     * naming itself and the value.
+     */
+    @Test
+    void aDurationTheStoreCannotUseAsGivenIsRejectedByItsSetter() {
+        JdbcMemoryProvider.Builder b = JdbcMemoryProvider.builder("jdbc:sqlite:x.db");
+
+        assertThatThrownBy(() -> b.lockTimeout(Duration.ofDays(30))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lockTimeout must be at most 24.8 days (2147483647 ms, the databases take an int of "
+                        + "milliseconds), was PT720H");
+        assertThatThrownBy(() -> b.lockTimeout(Duration.ofMillis(Integer.MAX_VALUE + 1L)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageEndingWith("was PT596H31M23.648S");
+        assertThatThrownBy(() -> b.lockTimeout(Duration.ofSeconds(Long.MAX_VALUE)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("lockTimeout must be at most");
+        assertThatThrownBy(() -> b.lockTimeout(Duration.ofNanos(500_000))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lockTimeout must be a whole number of milliseconds (the databases take milliseconds), "
+                        + "was PT0.0005S");
+        assertThatThrownBy(() -> b.lockTimeout(Duration.ofNanos(1_500_000)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageEndingWith("was PT0.0015S");
+        assertThatThrownBy(() -> b.retryBackoff(Duration.ofSeconds(31))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("retryBackoff must be at most PT30S (the longest wait between two attempts), was PT31S");
+        assertThatThrownBy(() -> b.retryBackoff(Duration.ofSeconds(Long.MAX_VALUE)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("retryBackoff must be at most");
+    }
+
+    /** The longest durations the setters accept are used as given: SQLite gets the whole lock timeout. */
+    @Test
+    void theLongestAcceptedDurationsAreUsedAsGiven() throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("memory.db");
+        JdbcMemoryProvider.builder(url).lockTimeout(JdbcMemoryProvider.Builder.MAX_LOCK_TIMEOUT)
+                .retryBackoff(JdbcMemoryProvider.Builder.MAX_RETRY_BACKOFF).build().shutdown();
+
+        Database db = Database.ofUrl(url, null, null, JdbcMemoryProvider.Builder.MAX_LOCK_TIMEOUT);
+        try (Connection c = db.open();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("PRAGMA busy_timeout")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isEqualTo(Integer.MAX_VALUE);
+        }
+        assertThat(new Retry("p", "db", 3, JdbcMemoryProvider.Builder.MAX_RETRY_BACKOFF, new RecordingSleeper())
+                .backoff(1)).isEqualTo(Duration.ofSeconds(30));
     }
 
     @Test

@@ -2,12 +2,21 @@ package dev.memlife.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.MemoryProvider;
 import dev.memlife.Message;
 import dev.memlife.Turn;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -52,6 +61,9 @@ abstract class JdbcMemoryProviderContract {
 
     /** Drops this test's tables, where the database outlives the test. */
     abstract void dropTables(String prefix) throws Exception;
+
+    /** The database's dialect, for tables a test creates by hand. */
+    abstract Dialect dialect();
 
     JdbcMemoryProvider provider(JdbcMemoryProvider.Builder b) {
         JdbcMemoryProvider p = b.name("store").tablePrefix(prefix).sleeper(sleeper)
@@ -367,5 +379,156 @@ abstract class JdbcMemoryProviderContract {
         assertThat(replicaA.turns("s-1")).extracting(StoredTurn::userContent)
                 .containsExactlyInAnyOrder("from a", "from b");
         assertThat(replicaB.countTurns()).isEqualTo(2);
+    }
+
+    /**
+     * Regression, defect "an unpaired surrogate becomes '?'": session {@code "alice\ud800"} was
+     * stored as {@code "alice?"}, so the two sessions were one and each saw the other's turns in
+     * its reads and prefetch; write ids merged the same way, so a write was skipped as a replay.
+     * Now every string is stored exactly and the two stay apart.
+     */
+    @Test
+    void sessionsThatDifferOnlyByAnUnpairedSurrogateStayApart() {
+        JdbcMemoryProvider store = provider();
+        String alice = "alice\ud800";
+        String question = "alice?";
+
+        store.syncBatch(List.of(turn("w\udc00", alice, "lone surrogate"), turn("w?", question, "question mark")));
+
+        assertThat(store.turns(alice)).extracting(StoredTurn::sessionId, StoredTurn::writeId,
+                StoredTurn::userContent).containsExactly(tuple(alice, "w\udc00", "lone surrogate"));
+        assertThat(store.turns(question)).extracting(StoredTurn::sessionId, StoredTurn::writeId,
+                StoredTurn::userContent).containsExactly(tuple(question, "w?", "question mark"));
+        assertThat(store.countTurns(alice)).isEqualTo(1);
+        assertThat(store.countTurns(question)).isEqualTo(1);
+        assertThat(store.prefetch("q", alice)).contains("lone surrogate").doesNotContain("question mark");
+        assertThat(store.prefetch("q", question)).contains("question mark").doesNotContain("lone surrogate");
+    }
+
+    /** Normal text is stored as itself: a person can find it with plain SQL; other strings are marked. */
+    @Test
+    void normalTextIsStoredAsItselfAndQueryableWithPlainSql() throws Exception {
+        JdbcMemoryProvider store = provider();
+        store.syncBatch(List.of(turn("w-1", "chat:1", "hello \uD83D\uDE42 'quoted' \\ back"),
+                turn("w-2", "chat:\u0000", "nul")));
+
+        try (Connection c = dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT session_id, user_content FROM " + prefix + "turns "
+                        + "WHERE session_id = 'chat:1'")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(2)).isEqualTo("hello \uD83D\uDE42 'quoted' \\ back");
+            assertThat(rs.next()).isFalse();
+        }
+        try (Connection c = dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT session_id FROM " + prefix + "turns WHERE write_id = 'w-2'")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("\uFDD0chat:\\0");
+        }
+    }
+
+    /**
+     * Tables created by the previous memlife (schema version 1: every string as UTF-8 bytes, no
+     * version table) are migrated when a store starts: every row reads back as it was written, in
+     * order, and new writes and replays work on the migrated tables.
+     */
+    @Test
+    void tablesOfSchemaVersion1AreMigratedWithEveryRowIntact() throws Exception {
+        Instant accepted = NOW.minusSeconds(60);
+        List<StoredTurn> old = List.of(
+                new StoredTurn("w-1", "s-1", "hello", "re: hello", List.of(Message.user("hello")), accepted, NOW),
+                new StoredTurn("w-2", "\uFDD0starts with U+FDD0", "nul\u0000 \uD83D\uDE42 \\0", "", List.of(), accepted,
+                        NOW),
+                new StoredTurn("w-3", "s-1", "again", "re", List.of(new Message("to\u0000ol", "")), accepted, NOW));
+        createVersion1Tables(old, new StoredSessionEnd("s-1", 4, NOW));
+
+        JdbcMemoryProvider store = provider();
+
+        assertThat(store.turns("s-1")).containsExactly(old.get(0), old.get(2));
+        assertThat(store.turns("\uFDD0starts with U+FDD0")).containsExactly(old.get(1));
+        assertThat(store.sessionEnds()).containsExactly(new StoredSessionEnd("s-1", 4, NOW));
+        store.syncBatch(List.of(old.get(0).toTurn(), turn("w-4", "s-1", "new")));
+        assertThat(store.turns("s-1")).extracting(StoredTurn::writeId).containsExactly("w-1", "w-3", "w-4");
+        assertThat(provider().countTurns()).isEqualTo(4); // a second start leaves the migrated tables alone
+        try (Connection c = dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT version FROM " + prefix + "schema_version")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getInt(1)).isEqualTo(Schema.VERSION);
+            assertThat(rs.next()).isFalse();
+        }
+    }
+
+    @Test
+    void tablesOfAnUnknownSchemaVersionAreRefusedByName() throws Exception {
+        provider().shutdown();
+        try (Connection c = dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("UPDATE " + prefix + "schema_version SET version = 3");
+        }
+
+        assertThatThrownBy(this::provider).isInstanceOf(JdbcStoreException.class)
+                .hasMessageContaining("the tables " + prefix + "turns and " + prefix + "session_ends")
+                .hasMessageContaining("have schema version 3, which this memlife does not know (it uses version 2)");
+        assertThat(sleeper.waits()).isEmpty();
+    }
+
+    /** Creates the tables as the previous memlife did and fills them as it would have. */
+    private void createVersion1Tables(List<StoredTurn> turns, StoredSessionEnd end) throws SQLException {
+        Dialect d = dialect();
+        try (Connection c = dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE " + prefix + "turns (id " + d.idColumn + ", write_id " + d.bytesType
+                    + " NOT NULL UNIQUE, session_id " + d.bytesType + " NOT NULL, user_content " + d.bytesType
+                    + " NOT NULL, assistant_content " + d.bytesType + " NOT NULL, messages " + d.bytesType
+                    + " NOT NULL, accepted_at BIGINT NOT NULL, stored_at BIGINT NOT NULL)");
+            s.execute("CREATE INDEX " + prefix + "turns_by_session ON " + prefix + "turns (session_id, id)");
+            s.execute("CREATE TABLE " + prefix + "session_ends (id " + d.idColumn + ", session_id " + d.bytesType
+                    + " NOT NULL, message_count INTEGER NOT NULL, ended_at BIGINT NOT NULL)");
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + prefix + "turns (write_id, "
+                    + "session_id, user_content, assistant_content, messages, accepted_at, stored_at) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                for (StoredTurn t : turns) {
+                    ps.setBytes(1, utf8(t.writeId()));
+                    ps.setBytes(2, utf8(t.sessionId()));
+                    ps.setBytes(3, utf8(t.userContent()));
+                    ps.setBytes(4, utf8(t.assistantContent()));
+                    ps.setBytes(5, version1Messages(t.messages()));
+                    ps.setLong(6, t.acceptedAt().toEpochMilli());
+                    ps.setLong(7, t.storedAt().toEpochMilli());
+                    ps.executeUpdate();
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + prefix + "session_ends (session_id, "
+                    + "message_count, ended_at) VALUES (?, ?, ?)")) {
+                ps.setBytes(1, utf8(end.sessionId()));
+                ps.setInt(2, end.messageCount());
+                ps.setLong(3, end.endedAt().toEpochMilli());
+                ps.executeUpdate();
+            }
+        }
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A message list in format 1: version byte 1, the count, each role and content as length and UTF-8. */
+    private static byte[] version1Messages(List<Message> messages) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(1);
+        writeInt(out, messages.size());
+        for (Message m : messages) {
+            for (String part : List.of(m.role(), m.content())) {
+                writeInt(out, utf8(part).length);
+                out.writeBytes(utf8(part));
+            }
+        }
+        return out.toByteArray();
+    }
+
+    private static void writeInt(ByteArrayOutputStream out, int v) {
+        out.writeBytes(ByteBuffer.allocate(4).putInt(v).array());
     }
 }

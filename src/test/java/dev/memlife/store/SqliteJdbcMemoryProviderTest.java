@@ -1,16 +1,21 @@
 package dev.memlife.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +29,11 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
 
     String url() {
         return "jdbc:sqlite:" + dir.resolve("memory.db");
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.SQLITE;
     }
 
     @Override
@@ -43,7 +53,7 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         try (Connection c = DriverManager.getConnection(url());
                 Statement s = c.createStatement()) {
             s.execute("CREATE TRIGGER " + prefix + "reject BEFORE INSERT ON " + prefix + "turns "
-                    + "WHEN NEW.user_content = CAST('" + userContent + "' AS BLOB) "
+                    + "WHEN NEW.user_content = '" + userContent + "' "
                     + "BEGIN SELECT RAISE(ABORT, 'rejected by the test'); END");
         }
     }
@@ -95,5 +105,66 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         assertThat(report.delivered()).isEqualTo(1);
         assertThat(sleeper.waits()).hasSize(1);
         assertThat(store.turns("s-1")).extracting(StoredTurn::userContent).containsExactly("after release");
+    }
+
+    /**
+     * Regression, defect "the SQLite file deleted under a running store": writes kept being
+     * acknowledged into the unlinked file. Now the write fails at once, naming the path, the
+     * manager counts it failed, reads fail too, and the store keeps failing instead of creating a
+     * fresh empty file at the path.
+     */
+    @Test
+    void aFileDeletedUnderARunningStoreFailsEveryLaterWriteAndReadNamingThePath() throws Exception {
+        Path file = dir.resolve("memory.db");
+        JdbcMemoryProvider store = provider(urlBuilder().retryAttempts(3));
+        MemoryManager memory = manager(256, store);
+        memory.syncAll("before", "a", "s-1");
+        assertThat(memory.flushPending(FLUSH)).isTrue();
+
+        Files.delete(file);
+
+        assertThatThrownBy(() -> store.syncTurn(turn("w-after", "s-1", "after")))
+                .isInstanceOf(JdbcStoreException.class)
+                .hasMessageContaining("could not store write w-after in jdbc:sqlite:" + file)
+                .hasMessageContaining("the SQLite file " + file + " was deleted while the store was running");
+        memory.syncAll("after 1", "a", "s-1");
+        memory.syncAll("after 2", "a", "s-1");
+        assertThat(memory.flushPending(FLUSH)).isTrue();
+        DrainReport report = memory.shutdownAll();
+        assertThat(report.delivered()).isEqualTo(1);
+        assertThat(report.failuresByProvider()).isEqualTo(Map.of("store", 2L));
+        assertThatThrownBy(store::countTurns).isInstanceOf(JdbcStoreException.class)
+                .hasMessageContaining(file + " was deleted");
+        assertThat(sleeper.waits()).isEmpty(); // no attempt could succeed: none was retried
+        assertThat(file).doesNotExist();
+    }
+
+    /**
+     * Regression, defect "the SQLite file replaced under a running store": writes kept going into
+     * the old, unlinked file while a reader of the path saw the new one. Now they fail, naming the
+     * path, and nothing reaches either file.
+     */
+    @Test
+    void aFileReplacedUnderARunningStoreFailsEveryLaterWriteAndTheReplacementGetsNothing() throws Exception {
+        Path file = dir.resolve("memory.db");
+        JdbcMemoryProvider store = provider();
+        store.syncTurn(turn("w-before", "s-1", "before"));
+        Path other = dir.resolve("other.db");
+        JdbcMemoryProvider.builder("jdbc:sqlite:" + other).tablePrefix(prefix).build().shutdown();
+
+        Files.move(other, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+
+        assertThatThrownBy(() -> store.syncBatch(List.of(turn("w1", "s-1", "one"), turn("w2", "s-1", "two"))))
+                .isInstanceOf(JdbcStoreException.class)
+                .hasMessageContaining("could not store a batch of 2 writes (w1 to w2) in jdbc:sqlite:" + file)
+                .hasMessageContaining("the SQLite file " + file + " was replaced by another file");
+        assertThatThrownBy(() -> store.turns("s-1")).isInstanceOf(JdbcStoreException.class)
+                .hasMessageContaining(file + " was replaced");
+        assertThatThrownBy(() -> store.syncTurn(turn("w3", "s-1", "three"))).isInstanceOf(JdbcStoreException.class)
+                .hasMessageContaining(file + " was replaced");
+        store.shutdown();
+        // (SQLite left the old file's WAL at the path, with "before" in it, and replays it here.)
+        assertThat(provider(urlBuilder()).turns("s-1")).extracting(StoredTurn::userContent)
+                .doesNotContain("one", "two", "three");
     }
 }
