@@ -60,6 +60,8 @@ final class FaultBehaviour {
     final ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
     /** Write calls in which the provider set its thread's interrupt flag. */
     final AtomicInteger writeInterrupts = new AtomicInteger();
+    /** onSessionEnd calls in which the provider set its thread's interrupt flag. */
+    final AtomicInteger extractionInterrupts = new AtomicInteger();
     /** Trigger write ids the provider threw on (the write is its failure). */
     final ConcurrentLinkedQueue<String> thrownOn = new ConcurrentLinkedQueue<>();
 
@@ -112,6 +114,9 @@ final class FaultBehaviour {
         if (fault == Fault.SLOW) {
             slow();
             return;
+        }
+        if (fault == Fault.SELF_INTERRUPT) {
+            extractionInterrupts.incrementAndGet();
         }
         common("extraction");
         if (fault == Fault.SHUTDOWN_FROM_EXTRACTION) {
