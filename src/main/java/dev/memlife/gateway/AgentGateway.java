@@ -300,7 +300,7 @@ public final class AgentGateway {
 
     private static ThreadPoolExecutor newHousekeeping(String name, int threads, ThreadFactory custom) {
         AtomicInteger count = new AtomicInteger();
-        ThreadFactory factory = custom != null ? custom : r -> {
+        ThreadFactory factory = custom != null ? r -> requireNonNull(custom.newThread(r), "housekeeping thread factory returned null") : r -> {
             Thread t = new Thread(r, "memlife-housekeeping-" + name + "-" + count.incrementAndGet());
             t.setDaemon(true);
             return t;
