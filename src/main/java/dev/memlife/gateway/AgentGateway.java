@@ -300,7 +300,12 @@ public final class AgentGateway {
 
     private static ThreadPoolExecutor newHousekeeping(String name, int threads, ThreadFactory custom) {
         AtomicInteger count = new AtomicInteger();
-        ThreadFactory factory = custom != null ? r -> requireNonNull(custom.newThread(r), "housekeeping thread factory returned null") : r -> {
+        // A factory that returns null must throw: with a null thread the executor would queue a task no
+        // worker ever runs, and a teardown handed to it would never happen (nor fall back to the caller).
+        ThreadFactory factory = r -> {
+            if (custom != null) {
+                return requireNonNull(custom.newThread(r), "housekeeping thread factory returned null");
+            }
             Thread t = new Thread(r, "memlife-housekeeping-" + name + "-" + count.incrementAndGet());
             t.setDaemon(true);
             return t;
