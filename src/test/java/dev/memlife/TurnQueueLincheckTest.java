@@ -144,7 +144,7 @@ public class TurnQueueLincheckTest {
     @Test
     void modelChecking() {
         ModelCheckingOptions options = new ModelCheckingOptions()
-                .iterations(20 * SCALE)
+                .iterations(12 * SCALE)
                 .invocationsPerIteration(500)
                 .threads(3)
                 .actorsPerThread(2)
@@ -158,7 +158,7 @@ public class TurnQueueLincheckTest {
     @Test
     void stress() {
         StressOptions options = new StressOptions()
-                .iterations(30 * SCALE)
+                .iterations(20 * SCALE)
                 .invocationsPerIteration(1_000)
                 .threads(3)
                 .actorsPerThread(3)
