@@ -65,11 +65,7 @@ final class Schema {
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
-            try {
-                c.rollback();
-            } catch (SQLException | RuntimeException rollbackFailure) {
-                e.addSuppressed(rollbackFailure);
-            }
+            Tables.rollBack(c, e);
             throw e;
         }
         c.setAutoCommit(true);

@@ -81,11 +81,7 @@ final class Tables {
             c.setAutoCommit(true);
             return stored;
         } catch (SQLException | RuntimeException e) {
-            try {
-                c.rollback();
-            } catch (SQLException | RuntimeException rollbackFailure) {
-                e.addSuppressed(rollbackFailure);
-            }
+            Tables.rollBack(c, e);
             throw e;
         }
     }
@@ -160,5 +156,14 @@ final class Tables {
         String stored = Codec.text(sessionId);
         ps.setString(1, stored);
         ps.setString(2, stored);
+    }
+
+    /** Rolls a failed transaction back; a failure to roll back is kept with {@code cause}, not thrown. */
+    static void rollBack(Connection c, Exception cause) {
+        try {
+            c.rollback();
+        } catch (SQLException | RuntimeException rollbackFailure) {
+            cause.addSuppressed(rollbackFailure);
+        }
     }
 }
