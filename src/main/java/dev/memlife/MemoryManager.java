@@ -648,10 +648,7 @@ public final class MemoryManager {
 
         /** How many writes may wait in the queue; default {@value #DEFAULT_QUEUE_CAPACITY}. */
         public Builder queueCapacity(int queueCapacity) {
-            if (queueCapacity < 1) {
-                throw new IllegalArgumentException("queueCapacity must be at least 1, was " + queueCapacity);
-            }
-            this.queueCapacity = queueCapacity;
+            this.queueCapacity = Checks.atLeast(queueCapacity, 1, "queueCapacity");
             return this;
         }
 
@@ -673,10 +670,7 @@ public final class MemoryManager {
          * in progress is reported as still running rather than abandoned.
          */
         public Builder maxBatchSize(int maxBatchSize) {
-            if (maxBatchSize < 1) {
-                throw new IllegalArgumentException("maxBatchSize must be at least 1, was " + maxBatchSize);
-            }
-            this.maxBatchSize = maxBatchSize;
+            this.maxBatchSize = Checks.atLeast(maxBatchSize, 1, "maxBatchSize");
             return this;
         }
 

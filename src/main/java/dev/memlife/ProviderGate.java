@@ -81,11 +81,6 @@ final class ProviderGate {
         return ran.compareAndSet(false, true);
     }
 
-    /** True while the writer may still call the provider. */
-    boolean writerHolds() {
-        return (word.get() & WRITER) != 0;
-    }
-
     private void runIfIdle(long w) {
         if (w == CLOSED) {
             Runnable r = onIdle;

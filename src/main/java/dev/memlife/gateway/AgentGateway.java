@@ -368,10 +368,7 @@ public final class AgentGateway {
 
         /** The most agents cached; default {@value #DEFAULT_MAX_AGENTS}. Busy agents may exceed it. */
         public Builder maxAgents(int maxAgents) {
-            if (maxAgents < 1) {
-                throw new IllegalArgumentException("maxAgents must be at least 1, was " + maxAgents);
-            }
-            this.maxAgents = maxAgents;
+            this.maxAgents = Checks.atLeast(maxAgents, 1, "maxAgents");
             return this;
         }
 
@@ -405,10 +402,7 @@ public final class AgentGateway {
 
         /** How many housekeeping threads run teardowns; default {@value #DEFAULT_HOUSEKEEPING_THREADS}. */
         public Builder housekeepingThreads(int housekeepingThreads) {
-            if (housekeepingThreads < 1) {
-                throw new IllegalArgumentException("housekeepingThreads must be at least 1, was " + housekeepingThreads);
-            }
-            this.housekeepingThreads = housekeepingThreads;
+            this.housekeepingThreads = Checks.atLeast(housekeepingThreads, 1, "housekeepingThreads");
             return this;
         }
 

@@ -325,10 +325,7 @@ public final class SessionCommitTracker {
 
         /** How many sessions the drain commits at once; default {@value #DEFAULT_DRAIN_PARALLELISM}. */
         public Builder drainParallelism(int drainParallelism) {
-            if (drainParallelism < 1) {
-                throw new IllegalArgumentException("drainParallelism must be at least 1, was " + drainParallelism);
-            }
-            this.drainParallelism = drainParallelism;
+            this.drainParallelism = Checks.atLeast(drainParallelism, 1, "drainParallelism");
             return this;
         }
 
@@ -337,11 +334,7 @@ public final class SessionCommitTracker {
          * refuses (the work stays dirty). Default {@value #DEFAULT_MAX_BACKGROUND_COMMITS}.
          */
         public Builder maxBackgroundCommits(int maxBackgroundCommits) {
-            if (maxBackgroundCommits < 1) {
-                throw new IllegalArgumentException("maxBackgroundCommits must be at least 1, was "
-                        + maxBackgroundCommits);
-            }
-            this.maxBackgroundCommits = maxBackgroundCommits;
+            this.maxBackgroundCommits = Checks.atLeast(maxBackgroundCommits, 1, "maxBackgroundCommits");
             return this;
         }
 
