@@ -50,7 +50,7 @@ public final class MemoryManager {
 
     private final String name;
     private final Duration drainTimeout;
-    private final Clock clock;
+    private final Ticker ticker;
     private final long enqueueTimeoutNanos;
     private final long prefetchTimeoutNanos;
     private final long providerShutdownTimeoutNanos;
@@ -71,7 +71,7 @@ public final class MemoryManager {
     private final AtomicLong blankTurns = new AtomicLong();
 
     /**
-     * The shutdown in progress: its report; its deadline on {@link #clock}, which later calls may
+     * The shutdown in progress: its report; its deadline on {@link #ticker}, which later calls may
      * bring forward; and the report as it stood before the providers' shutdown, for a provider
      * that calls {@code shutdownAll} from its own {@code shutdown()}.
      */
@@ -86,13 +86,13 @@ public final class MemoryManager {
     private MemoryManager(Builder b) {
         this.name = b.name != null ? b.name : String.valueOf(INSTANCES.incrementAndGet());
         this.drainTimeout = b.drainTimeout;
-        this.clock = b.clock;
+        this.ticker = b.ticker;
         this.enqueueTimeoutNanos = b.enqueueTimeout.toNanos();
         this.prefetchTimeoutNanos = b.prefetchTimeout.toNanos();
         this.providerShutdownTimeoutNanos = b.providerShutdownTimeout.toNanos();
         this.threadFactory = b.threadFactory;
         this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
-                factory("writer"), b.clock, warnings, () -> providers);
+                factory("writer"), b.ticker, warnings, () -> providers);
         this.prefetcher = new Prefetcher(name, factory("prefetch"), warnings);
     }
 
@@ -380,7 +380,7 @@ public final class MemoryManager {
     /** Shuts down within {@code budget}, of which the queue gets all but {@code reserve}. */
     private DrainReport shutDown(long budget, long reserve) {
         // From a provider on the writer thread nothing drains while this call waits: no deadline later than now.
-        long deadline = Checks.saturatedAdd(clock.nanoTime(), writer.workerThread() == Thread.currentThread() ? 0 : budget);
+        long deadline = Checks.saturatedAdd(ticker.read(), writer.workerThread() == Thread.currentThread() ? 0 : budget);
         Shutdown mine = new Shutdown(new CompletableFuture<>(), new AtomicLong(deadline), new AtomicReference<>());
         Shutdown first;
         synchronized (registration) {
@@ -412,7 +412,7 @@ public final class MemoryManager {
         List<RegisteredProvider> all = List.of(providers);
         List<String> names = providerNames();
         shutdown.beforeProviders.set(report(outcome, all, names, List.of(), drainTimeout, start));
-        long left = Math.max(0, shutdown.deadline.get() - clock.nanoTime());
+        long left = Math.max(0, shutdown.deadline.get() - ticker.read());
         ProviderShutdown.Result shut = ProviderShutdown.run(this, name, all, factory("shutdown"),
                 Math.min(providerShutdownTimeoutNanos, left), warnings);
         return report(outcome, all, shut.notShutDown(), shut.shutDownLater(), drainTimeout, start);
@@ -623,7 +623,7 @@ public final class MemoryManager {
         private Duration prefetchTimeout = Duration.ofMillis(DEFAULT_PREFETCH_TIMEOUT_MILLIS);
         private Duration providerShutdownTimeout = Duration.ofMillis(DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS);
         private ThreadFactory threadFactory;
-        private Clock clock = Clock.system();
+        private Ticker ticker = Ticker.system();
 
         private Builder() {}
 
@@ -700,9 +700,9 @@ public final class MemoryManager {
             return this;
         }
 
-        /** The time source for the drain deadline and the flush timeout; default the system clock. */
-        public Builder clock(Clock clock) {
-            this.clock = requireNonNull(clock, "clock");
+        /** The time source for the drain deadline and the flush timeout; default the system ticker. */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

@@ -110,10 +110,10 @@ public final class Turn {
     }
 
     /**
-     * When the manager's writer took the write off its queue, on the wall clock with millisecond
+     * When the manager's writer took the write off its queue, on the wall ticker with millisecond
      * precision: within microseconds of {@code syncAll} while the providers keep up, later by the
      * backlog when they fall behind. A manager's turns carry non-decreasing times in queue order.
-     * (The writer stamps a whole batch with one clock read; reading the clock on the caller's
+     * (The writer stamps a whole batch with one ticker read; reading the ticker on the caller's
      * thread cost more than the rest of {@code syncAll} together.)
      */
     public Instant acceptedAt() {

@@ -58,7 +58,7 @@ final class Writer {
         ABANDONED
     }
 
-    /** Longest single wait, so that a waiter re-reads an injected (possibly manual) clock. */
+    /** Longest single wait, so that a waiter re-reads an injected (possibly manual) ticker. */
     private static final long MAX_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** How often an idle writer looks for a new write before it parks (a few microseconds). */
     private static final int SPINS_BEFORE_PARK = 100;
@@ -88,7 +88,7 @@ final class Writer {
     private final String idPrefix;
     private final int maxBatchSize;
     private final ThreadFactory threadFactory;
-    private final Clock clock;
+    private final Ticker ticker;
     private final ThrottledLog warnings;
     /** Every provider of the manager, for the writer's leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
@@ -123,7 +123,7 @@ final class Writer {
     private volatile long abandonedCount;
     /** Set once by an abandoning drain: writes of {@link #current} before it may be reported still running. */
     private volatile int reportedRunningEnd;
-    /** The drain's deadline on {@link #clock}; only ever moves earlier. */
+    /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
 
     // ---- failed ids: appended by the writer (rarely), read by the drain ----
@@ -145,7 +145,7 @@ final class Writer {
     private volatile int progressWaiters;
 
     Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, ThreadFactory threadFactory,
-            Clock clock, ThrottledLog warnings, Supplier<RegisteredProvider[]> providers) {
+            Ticker ticker, ThrottledLog warnings, Supplier<RegisteredProvider[]> providers) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
         this.queue = new TurnQueue(capacity);
@@ -153,7 +153,7 @@ final class Writer {
         this.failedIds = new WriteIds.Builder(idPrefix);
         this.maxBatchSize = maxBatchSize;
         this.threadFactory = threadFactory;
-        this.clock = clock;
+        this.ticker = ticker;
         this.warnings = warnings;
         this.providers = providers;
     }
@@ -290,7 +290,7 @@ final class Writer {
         if (Thread.currentThread() == worker) {
             return false; // the writer cannot wait for itself
         }
-        long deadline = Checks.saturatedAdd(clock.nanoTime(), timeoutNanos);
+        long deadline = Checks.saturatedAdd(ticker.read(), timeoutNanos);
         return awaitFinished(target, () -> deadline);
     }
 
@@ -300,7 +300,7 @@ final class Writer {
         progressWaiters++;
         try {
             while (queue.finished() < target) {
-                long remaining = deadline.getAsLong() - clock.nanoTime();
+                long remaining = deadline.getAsLong() - ticker.read();
                 boolean unreachable = state == State.ABANDONED && target > queue.reserved() - abandonedCount;
                 if (unreachable || remaining <= 0) {
                     return false;
@@ -395,7 +395,7 @@ final class Writer {
     }
 
     /**
-     * Stops accepting writes and lets the queue drain until the deadline (on {@link Clock}, and
+     * Stops accepting writes and lets the queue drain until the deadline (on {@link Ticker}, and
      * see {@link #tightenDrainDeadline}); then abandons whatever the writer has not started.
      * Called once, by the manager's shutdown. On the writer thread itself (a provider shutting its
      * manager down) it does not wait: the writer cannot drain while it is inside this call.
@@ -475,8 +475,8 @@ final class Writer {
                 n++;
                 continue;
             }
-            // A caller reserved this write and is about to link it. The real clock, not the injected
-            // one: a manual clock that never moves must not make the drain wait forever.
+            // A caller reserved this write and is about to link it. The real ticker, not the injected
+            // one: a manual ticker that never moves must not make the drain wait forever.
             if (!waiting) {
                 waiting = true;
                 waitStart = System.nanoTime();

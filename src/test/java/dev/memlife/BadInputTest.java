@@ -43,7 +43,7 @@ class BadInputTest {
                 nul("messages", () -> m.onSessionEnd(null)),
                 nul("timeout", () -> m.shutdownAll(null)),
                 nul("drainTimeout", () -> MemoryManager.builder().drainTimeout(null)),
-                nul("clock", () -> MemoryManager.builder().clock(null)),
+                nul("ticker", () -> MemoryManager.builder().ticker(null)),
                 nul("threadFactory", () -> MemoryManager.builder().threadFactory(null)),
                 nul("role", () -> new Message(null, "x")),
                 nul("content", () -> Message.user(null)),

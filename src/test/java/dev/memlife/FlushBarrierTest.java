@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.memlife.testing.GatedProvider;
-import dev.memlife.testing.ManualClock;
+import dev.memlife.testing.ManualTicker;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -131,19 +131,19 @@ class FlushBarrierTest {
     }
 
     @Test
-    void flushTimeoutFollowsTheInjectedClock() throws Exception {
-        ManualClock clock = new ManualClock();
+    void flushTimeoutFollowsTheInjectedTicker() throws Exception {
+        ManualTicker ticker = new ManualTicker();
         GatedProvider gated = new GatedProvider("gated");
-        MemoryManager m = MemoryManager.builder().clock(clock).build();
+        MemoryManager m = MemoryManager.builder().ticker(ticker).build();
         m.addProvider(gated);
         try {
             m.syncAll("u", "a", "s");
             assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
             CompletableFuture<Boolean> flush = CompletableFuture.supplyAsync(() -> m.flushPending(Duration.ofSeconds(1)));
 
-            // Real time passes, the manual clock does not: the flush keeps waiting.
+            // Real time passes, the manual ticker does not: the flush keeps waiting.
             await().pollDelay(Duration.ofMillis(200)).atMost(Duration.ofSeconds(10)).until(() -> !flush.isDone());
-            clock.advance(Duration.ofMillis(1_001));
+            ticker.advance(Duration.ofMillis(1_001));
 
             assertThat(flush.get(10, TimeUnit.SECONDS)).isFalse();
         } finally {

@@ -7,7 +7,7 @@ import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
-import dev.memlife.testing.ManualClock;
+import dev.memlife.testing.ManualTicker;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -120,10 +120,10 @@ class ShutdownDrainTest {
     }
 
     @Test
-    void theDrainDeadlineFollowsTheInjectedClock() throws Exception {
-        ManualClock clock = new ManualClock();
+    void theDrainDeadlineFollowsTheInjectedTicker() throws Exception {
+        ManualTicker ticker = new ManualTicker();
         GatedProvider gated = new GatedProvider("gated");
-        MemoryManager m = MemoryManager.builder().clock(clock).build();
+        MemoryManager m = MemoryManager.builder().ticker(ticker).build();
         m.addProvider(gated);
         try {
             m.syncAll("1", "held", "s");
@@ -131,9 +131,9 @@ class ShutdownDrainTest {
             m.syncAll("2", "queued", "s");
             CompletableFuture<DrainReport> drain = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(1)));
 
-            // Real time passes, the manual clock does not: the drain keeps waiting for the queue.
+            // Real time passes, the manual ticker does not: the drain keeps waiting for the queue.
             await().pollDelay(Duration.ofMillis(200)).atMost(Duration.ofSeconds(10)).until(() -> !drain.isDone());
-            clock.advance(Duration.ofMillis(1_001));
+            ticker.advance(Duration.ofMillis(1_001));
 
             DrainReport report = drain.get(10, TimeUnit.SECONDS);
             assertThat(report.abandoned()).isEqualTo(1);
@@ -349,7 +349,7 @@ class ShutdownDrainTest {
             Thread t = new Thread(r, "dying-caller-writer");
             t.setDaemon(true);
             return t;
-        }, Clock.system(), new ThrottledLog(LoggerFactory.getLogger(ShutdownDrainTest.class)),
+        }, Ticker.system(), new ThrottledLog(LoggerFactory.getLogger(ShutdownDrainTest.class)),
                 () -> new RegisteredProvider[0]);
         assertThat(writer.enqueue("s", "u", "linked", List.of(), new RegisteredProvider[0], 0)).isTrue();
         assertThat(writer.queue().reserve()).as("a caller reserves the second write and dies").isEqualTo(2);

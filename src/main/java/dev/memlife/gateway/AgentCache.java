@@ -1,6 +1,6 @@
 package dev.memlife.gateway;
 
-import dev.memlife.Clock;
+import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -20,7 +20,7 @@ final class AgentCache {
         final AgentMemory agent;
         /** Leases held right now; an entry with leases is busy (mid-turn) and never evicted. */
         int leases;
-        /** When the entry was last leased or released, by the cache's clock. */
+        /** When the entry was last leased or released, by the cache's ticker. */
         long lastUsedNanos;
 
         Entry(String key, AgentMemory agent, long now) {
@@ -35,17 +35,17 @@ final class AgentCache {
 
     private final int capacity;
     private final long idleTtlNanos;
-    private final Clock clock;
+    private final Ticker ticker;
     private final Object lock = new Object();
     /** Access-ordered: iteration starts at the least recently used entry. Guarded by lock. */
     private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
     /** Set once by {@link #stop}; after it nothing enters the map. Guarded by lock. */
     private boolean stopped;
 
-    AgentCache(int capacity, long idleTtlNanos, Clock clock) {
+    AgentCache(int capacity, long idleTtlNanos, Ticker ticker) {
         this.capacity = capacity;
         this.idleTtlNanos = idleTtlNanos;
-        this.clock = clock;
+        this.ticker = ticker;
     }
 
     /**
@@ -66,7 +66,7 @@ final class AgentCache {
             }
             if (e != null) {
                 e.leases++;
-                e.lastUsedNanos = clock.nanoTime();
+                e.lastUsedNanos = ticker.read();
             }
             return e;
         }
@@ -87,7 +87,7 @@ final class AgentCache {
             Entry existing = entries.get(key);
             if (existing != null && existing.agent.isOpen()) {
                 existing.leases++;
-                existing.lastUsedNanos = clock.nanoTime();
+                existing.lastUsedNanos = ticker.read();
                 return existing;
             }
             Entry e = put(key, agent, left);
@@ -115,10 +115,10 @@ final class AgentCache {
     private Entry put(String key, AgentMemory agent, List<Entry> left) {
         Entry previous = entries.get(key);
         if (previous != null && previous.agent == agent) {
-            previous.lastUsedNanos = clock.nanoTime();
+            previous.lastUsedNanos = ticker.read();
             return previous;
         }
-        Entry e = new Entry(key, agent, clock.nanoTime());
+        Entry e = new Entry(key, agent, ticker.read());
         entries.put(key, e);
         if (previous != null) {
             left.add(previous);
@@ -138,7 +138,7 @@ final class AgentCache {
     void unlease(Entry e) {
         synchronized (lock) {
             e.leases--;
-            e.lastUsedNanos = clock.nanoTime();
+            e.lastUsedNanos = ticker.read();
         }
     }
 
@@ -169,7 +169,7 @@ final class AgentCache {
     List<Entry> removeIdle() {
         List<Entry> idle = new ArrayList<>();
         synchronized (lock) {
-            long now = clock.nanoTime();
+            long now = ticker.read();
             for (Iterator<Entry> it = entries.values().iterator(); it.hasNext(); ) {
                 Entry e = it.next();
                 if (e.leases == 0 && now - e.lastUsedNanos >= idleTtlNanos) {

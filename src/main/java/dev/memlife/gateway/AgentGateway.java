@@ -2,7 +2,7 @@ package dev.memlife.gateway;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.Clock;
+import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
@@ -66,12 +66,12 @@ public final class AgentGateway {
     private final Duration resetTimeout;
     private final Duration stopTimeout;
     private final int maxAgents;
-    private final Clock clock;
+    private final Ticker ticker;
     private final AgentCache cache;
     private final ThreadPoolExecutor housekeeping;
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
-    /** When the idle sweep last ran, by the gateway's clock; CAS so only one caller sweeps at a time. */
+    /** When the idle sweep last ran, by the gateway's ticker; CAS so only one caller sweeps at a time. */
     private final AtomicLong lastSweepNanos;
 
     private AgentGateway(Builder b) {
@@ -81,10 +81,10 @@ public final class AgentGateway {
         this.resetTimeout = b.resetTimeout;
         this.stopTimeout = b.stopTimeout;
         this.maxAgents = b.maxAgents;
-        this.clock = b.clock;
-        this.cache = new AgentCache(b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.clock);
+        this.ticker = b.ticker;
+        this.cache = new AgentCache(b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker);
         this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
-        this.lastSweepNanos = new AtomicLong(b.clock.nanoTime());
+        this.lastSweepNanos = new AtomicLong(b.ticker.read());
     }
 
     /** A gateway with every default of {@link Builder}. */
@@ -182,12 +182,12 @@ public final class AgentGateway {
 
     /**
      * Evicts every agent that is not mid-turn and has been idle for the idle TTL, by the gateway's
-     * clock. The teardowns run on the housekeeping executor; this call never waits for them.
+     * ticker. The teardowns run on the housekeeping executor; this call never waits for them.
      *
      * @return the keys evicted
      */
     public List<String> sweepIdle() {
-        lastSweepNanos.set(clock.nanoTime());
+        lastSweepNanos.set(ticker.read());
         List<AgentCache.Entry> idle = cache.removeIdle();
         evictAll(idle, "idle for " + idleTtl);
         List<String> keys = new ArrayList<>(idle.size());
@@ -318,7 +318,7 @@ public final class AgentGateway {
 
     private void maybeSweep() {
         long last = lastSweepNanos.get();
-        long now = clock.nanoTime();
+        long now = ticker.read();
         if (now - last >= sweepIntervalNanos && lastSweepNanos.compareAndSet(last, now)) {
             sweepIdle();
         }
@@ -352,7 +352,7 @@ public final class AgentGateway {
         private int housekeepingThreads = DEFAULT_HOUSEKEEPING_THREADS;
         private ThreadFactory threadFactory;
         private TeardownMode evictionMode = TeardownMode.COMMIT_THEN_RELEASE;
-        private Clock clock = Clock.system();
+        private Ticker ticker = Ticker.system();
 
         private Builder() {}
 
@@ -431,9 +431,9 @@ public final class AgentGateway {
             return this;
         }
 
-        /** The time source of the idle TTL and the sweep interval; default the system clock. */
-        public Builder clock(Clock clock) {
-            this.clock = requireNonNull(clock, "clock");
+        /** The time source of the idle TTL and the sweep interval; default the system ticker. */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

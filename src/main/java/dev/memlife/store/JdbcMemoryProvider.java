@@ -74,7 +74,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
     private final Schema schema;
     private final int prefetchLimit;
     private final Retry retry;
-    private final Clock clock;
+    private final Clock wallClock;
     private final ConnectionHolder writes;
     private final ConnectionHolder others;
     private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
@@ -90,7 +90,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         this.schema = new Schema(tables, b.tablePrefix, database.description());
         this.prefetchLimit = b.prefetchLimit;
         this.retry = new Retry(b.name, database.description(), b.retryAttempts, b.retryBackoff, b.sleeper);
-        this.clock = b.clock;
+        this.wallClock = b.wallClock;
         this.writes = new ConnectionHolder(database);
         this.others = new ConnectionHolder(database);
     }
@@ -152,7 +152,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         if (turns.isEmpty()) {
             return;
         }
-        long storedAt = clock.millis();
+        long storedAt = wallClock.millis();
         int stored = retry.run("store " + describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
         lastWrittenSession = turns.get(turns.size() - 1).sessionId();
         if (stored < turns.size() && LOG.isDebugEnabled()) {
@@ -174,7 +174,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         String initialized = initializedSession;
         String written = lastWrittenSession;
         String sid = initialized != null ? initialized : written != null ? written : "";
-        long endedAt = clock.millis();
+        long endedAt = wallClock.millis();
         retry.run("record the end of session '" + sid + "'", others, c -> {
             tables.insertSessionEnd(c, sid, messages.size(), endedAt);
             return null;
@@ -323,7 +323,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         private Duration retryBackoff = Duration.ofMillis(DEFAULT_RETRY_BACKOFF_MILLIS);
         private Duration lockTimeout = Duration.ofMillis(DEFAULT_LOCK_TIMEOUT_MILLIS);
         private Sleeper sleeper = Sleeper.system();
-        private Clock clock = Clock.systemUTC();
+        private Clock wallClock = Clock.systemUTC();
 
         private Builder(String url, DataSource dataSource) {
             this.url = url;
@@ -433,9 +433,9 @@ public final class JdbcMemoryProvider implements MemoryProvider {
             return this;
         }
 
-        /** The clock of the stored-at and ended-at times. */
-        public Builder clock(Clock clock) {
-            this.clock = requireNonNull(clock, "clock");
+        /** The wall clock (a {@link java.time.Clock}, in UTC by default) of the stored-at and ended-at times. */
+        public Builder wallClock(Clock wallClock) {
+            this.wallClock = requireNonNull(wallClock, "wallClock");
             return this;
         }
 

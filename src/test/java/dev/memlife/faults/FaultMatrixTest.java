@@ -21,7 +21,7 @@ import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.session.SessionDrainReport;
 import dev.memlife.session.ShutdownHooks;
 import dev.memlife.session.ShutdownReport;
-import dev.memlife.testing.ManualClock;
+import dev.memlife.testing.ManualTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.ConcurrentModificationException;
@@ -220,7 +220,7 @@ class FaultMatrixTest {
         final MemoryManager m;
         final String testThread = Thread.currentThread().getName();
         AgentMemory agent;
-        ManualClock clock;
+        ManualTicker ticker;
         AgentGateway gateway;
         SessionCommitTracker tracker;
         final List<ShutdownHooks.Registration> registrations = new ArrayList<>();
@@ -287,8 +287,8 @@ class FaultMatrixTest {
                 agent.append(Message.user("hello"));
             }
             if (path.usesGateway()) {
-                clock = new ManualClock();
-                AgentGateway.Builder gb = AgentGateway.builder().name(name).clock(clock).idleTtl(Duration.ofMinutes(1))
+                ticker = new ManualTicker();
+                AgentGateway.Builder gb = AgentGateway.builder().name(name).ticker(ticker).idleTtl(Duration.ofMinutes(1))
                         .resetTimeout(budgets.resetWait()).stopTimeout(budgets.stop());
                 if (threads != null) {
                     gb.threadFactory(threads);
@@ -463,7 +463,7 @@ class FaultMatrixTest {
         }
 
         private DrainReport eviction() throws Exception {
-            clock.advance(Duration.ofMinutes(2));
+            ticker.advance(Duration.ofMinutes(2));
             long start = System.nanoTime();
             // Eviction never waits for the teardown, unless no housekeeping thread can be made: then
             // the teardown runs on this thread, within its own budget.

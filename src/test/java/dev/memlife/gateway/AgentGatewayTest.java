@@ -13,7 +13,7 @@ import dev.memlife.agent.TeardownResult.Extraction;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
-import dev.memlife.testing.ManualClock;
+import dev.memlife.testing.ManualTicker;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.util.List;
@@ -28,8 +28,8 @@ class AgentGatewayTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);
 
-    private final ManualClock clock = new ManualClock();
-    private AgentGateway gateway = AgentGateway.builder().clock(clock).build();
+    private final ManualTicker ticker = new ManualTicker();
+    private AgentGateway gateway = AgentGateway.builder().ticker(ticker).build();
 
     @AfterEach
     void stop() {
@@ -79,12 +79,12 @@ class AgentGatewayTest {
         assertThatThrownBy(() -> b.resetTimeout(Duration.ZERO)).hasMessage("resetTimeout must be positive, was PT0S");
         assertThatThrownBy(() -> b.housekeepingThreads(0)).hasMessage("housekeepingThreads must be at least 1, was 0");
         assertThatThrownBy(() -> b.evictionMode(TeardownMode.CLOSE)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> b.clock(null)).isInstanceOf(NullPointerException.class).hasMessage("clock");
+        assertThatThrownBy(() -> b.ticker(null)).isInstanceOf(NullPointerException.class).hasMessage("ticker");
     }
 
     @Test
     void lruCapEvictsTheLeastRecentlyUsedIdleAgentButNeverABusyOne() {
-        gateway = AgentGateway.builder().clock(clock).maxAgents(2).build();
+        gateway = AgentGateway.builder().ticker(ticker).maxAgents(2).build();
         RecordingProvider a = new RecordingProvider("a");
         RecordingProvider b = new RecordingProvider("b");
         RecordingProvider c = new RecordingProvider("c");
@@ -101,22 +101,22 @@ class AgentGatewayTest {
     }
 
     @Test
-    void idleSweepEvictsByTheInjectedClockAndSkipsBusyAgents() {
+    void idleSweepEvictsByTheInjectedTickerAndSkipsBusyAgents() {
         RecordingProvider idle = new RecordingProvider("idle");
         RecordingProvider busy = new RecordingProvider("busy");
         gateway.put("idle", agent(idle));
         try (AgentLease lease = gateway.acquire("busy", key -> agent(busy))) {
-            clock.advance(Duration.ofMinutes(59));
+            ticker.advance(Duration.ofMinutes(59));
             assertThat(gateway.sweepIdle()).isEmpty();
 
-            clock.advance(Duration.ofMinutes(1));
+            ticker.advance(Duration.ofMinutes(1));
             assertThat(gateway.sweepIdle()).containsExactly("idle");
 
             awaitShutdown(idle);
             assertThat(gateway.peek("busy")).contains(lease.agent());
             assertThat(busy.events()).isEmpty();
         }
-        clock.advance(Duration.ofHours(1));
+        ticker.advance(Duration.ofHours(1));
         assertThat(gateway.sweepIdle()).containsExactly("busy");
         awaitShutdown(busy);
     }
@@ -125,7 +125,7 @@ class AgentGatewayTest {
     void acquireRunsTheIdleSweepOncePerSweepInterval() {
         RecordingProvider idle = new RecordingProvider("idle");
         gateway.put("idle", agent(idle));
-        clock.advance(Duration.ofHours(1));
+        ticker.advance(Duration.ofHours(1));
 
         gateway.acquire("other", key -> agent(new RecordingProvider("other"))).close();
 
@@ -155,7 +155,7 @@ class AgentGatewayTest {
 
     @Test
     void evictionModeReleaseSkipsExtraction() throws Exception {
-        gateway = AgentGateway.builder().clock(clock).evictionMode(TeardownMode.RELEASE).build();
+        gateway = AgentGateway.builder().ticker(ticker).evictionMode(TeardownMode.RELEASE).build();
         RecordingProvider provider = new RecordingProvider("rec");
         gateway.put("k", agent(provider));
 
@@ -203,7 +203,7 @@ class AgentGatewayTest {
     /** A provider hanging in extraction costs one housekeeping thread the extraction timeout, no more. */
     @Test
     void hangingExtractionCannotWedgeTheHousekeepingExecutor() {
-        gateway = AgentGateway.builder().clock(clock).housekeepingThreads(1).build();
+        gateway = AgentGateway.builder().ticker(ticker).housekeepingThreads(1).build();
         HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
         RecordingProvider healthy = new RecordingProvider("healthy");
         gateway.put("hung", agent(hanging, MemoryManager.builder(), Duration.ofMillis(200)));
@@ -282,7 +282,7 @@ class AgentGatewayTest {
     @Test
     void stopWaitsForResetsStillRunningInTheBackground() {
         HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
-        gateway = AgentGateway.builder().clock(clock).resetTimeout(Duration.ofMillis(20)).build();
+        gateway = AgentGateway.builder().ticker(ticker).resetTimeout(Duration.ofMillis(20)).build();
         gateway.put("k", agent(hanging));
         ResetOutcome reset = gateway.reset("k");
         assertThat(reset.status()).isEqualTo(ResetOutcome.Status.TIMED_OUT);

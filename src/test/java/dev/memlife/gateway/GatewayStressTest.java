@@ -13,7 +13,7 @@ import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.faults.Accounting;
 import dev.memlife.testing.FailingProvider;
-import dev.memlife.testing.ManualClock;
+import dev.memlife.testing.ManualTicker;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -138,9 +138,9 @@ class GatewayStressTest {
     /** @return the writes accepted in this run */
     private long oneRun(long seed) throws Exception {
         Random random = new Random(seed);
-        ManualClock clock = new ManualClock();
+        ManualTicker ticker = new ManualTicker();
         AgentGateway gateway = AgentGateway.builder()
-                .clock(clock)
+                .ticker(ticker)
                 .maxAgents(1 + random.nextInt(4))
                 .idleTtl(Duration.ofMinutes(10))
                 .sweepInterval(Duration.ofMinutes(5))
@@ -159,7 +159,7 @@ class GatewayStressTest {
                 try {
                     go.await();
                     for (int op = 0; op < OPS_PER_THREAD; op++) {
-                        step(own, gateway, clock, agents, drain);
+                        step(own, gateway, ticker, agents, drain);
                     }
                 } catch (Throwable e) {
                     errors.add(e);
@@ -183,7 +183,7 @@ class GatewayStressTest {
         return check(agents, drain);
     }
 
-    private static void step(Random random, AgentGateway gateway, ManualClock clock,
+    private static void step(Random random, AgentGateway gateway, ManualTicker ticker,
             ConcurrentLinkedQueue<Tracked> agents, Duration drain) {
         String key = KEYS.get(random.nextInt(KEYS.size()));
         int dice = random.nextInt(100);
@@ -195,7 +195,7 @@ class GatewayStressTest {
             } else if (dice < 80) {
                 gateway.evict(key);
             } else if (dice < 90) {
-                clock.advance(Duration.ofMinutes(random.nextInt(12)));
+                ticker.advance(Duration.ofMinutes(random.nextInt(12)));
                 gateway.sweepIdle();
             } else if (dice < 98) {
                 Optional<AgentMemory> agent = gateway.peek(key); // the host tears one down itself

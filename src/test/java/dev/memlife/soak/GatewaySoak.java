@@ -20,7 +20,7 @@ import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.session.SessionDrainReport;
 import dev.memlife.store.JdbcMemoryProvider;
 import dev.memlife.store.JdbcStoreException;
-import dev.memlife.testing.ManualClock;
+import dev.memlife.testing.ManualTicker;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,7 +65,7 @@ import java.util.concurrent.locks.LockSupport;
  * thread schedule does not repeat.
  *
  * <p><b>What runs.</b> Epochs of 15 to 45 s, each with a new {@link AgentGateway} (small random LRU
- * cap, idle TTL on a {@link ManualClock} that the soak moves, random reset timeout and eviction
+ * cap, idle TTL on a {@link ManualTicker} that the soak moves, random reset timeout and eviction
  * mode) and a {@link SessionCommitTracker}. Chat threads pick session keys (seven in eight times
  * among ten hot ones) and lease agents, each of which owns a {@link MemoryManager} over a real
  * SQLite store ({@link JdbcMemoryProvider} on {@code target/soak/memlife-soak.db}) and a {@link
@@ -73,7 +73,7 @@ import java.util.concurrent.locks.LockSupport;
  * it, in random order; managers get random drain, flush, extraction and queue settings. Between
  * turns the threads {@code /reset}, evict, sweep, commit sessions inline and in the background,
  * tear agents down themselves in all three modes, and shut managers down directly. A timer
- * releases hung calls and moves the idle clock. At an epoch's end the tracker drains and the
+ * releases hung calls and moves the idle ticker. At an epoch's end the tracker drains and the
  * gateway stops, sometimes while the last turns still run.
  *
  * <p><b>What is checked</b>, per manager, once its teardown and its providers' shutdown are over:
@@ -135,7 +135,7 @@ public final class GatewaySoak {
     /** One gateway's life: its cache, its session tracker, its agents and its chat threads. */
     private static final class Epoch {
         final int number;
-        final ManualClock clock = new ManualClock();
+        final ManualTicker ticker = new ManualTicker();
         final AgentGateway gateway;
         final SessionCommitTracker tracker;
         final Map<AgentMemory, Tracked> agents = new ConcurrentHashMap<>();
@@ -143,7 +143,7 @@ public final class GatewaySoak {
 
         Epoch(int number, Random r) {
             this.number = number;
-            this.gateway = AgentGateway.builder().name("soak-" + number).clock(clock)
+            this.gateway = AgentGateway.builder().name("soak-" + number).ticker(ticker)
                     .maxAgents(8 + r.nextInt(25))
                     .idleTtl(Duration.ofMinutes(1)).sweepInterval(Duration.ofMinutes(5))
                     .resetTimeout(millis(r, 20, 200, 5_000))
@@ -401,15 +401,15 @@ public final class GatewaySoak {
         return agent;
     }
 
-    /** The timer's tick: releases hung calls now and then, and moves the idle clock. */
+    /** The timer's tick: releases hung calls now and then, and moves the idle ticker. */
     private void chaos(Epoch e, Random r) {
         int dice = r.nextInt(100);
         if (dice < 30) {
             hangs.releaseAll();
         } else if (dice < 40) {
-            e.clock.advance(Duration.ofSeconds(r.nextInt(10))); // the next acquire sweeps every 5 minutes
+            e.ticker.advance(Duration.ofSeconds(r.nextInt(10))); // the next acquire sweeps every 5 minutes
         } else if (dice < 42 && !e.gateway.isStopped()) {
-            e.clock.advance(Duration.ofSeconds(r.nextInt(120))); // past the TTL of every idle agent, often
+            e.ticker.advance(Duration.ofSeconds(r.nextInt(120))); // past the TTL of every idle agent, often
             count("idle sweeps by the soak: agents evicted", e.gateway.sweepIdle().size());
         }
     }

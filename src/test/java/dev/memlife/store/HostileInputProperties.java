@@ -118,7 +118,7 @@ abstract class HostileInputProperties {
     /** Runs {@code body} on a store with tables of its own, shut down and dropped after. */
     private void withStore(Consumer<JdbcMemoryProvider> body) throws Exception {
         String prefix = "h" + ProcessHandle.current().pid() + "_" + TRIES.incrementAndGet() + "_";
-        JdbcMemoryProvider store = builder(prefix).clock(Clock.fixed(NOW, ZoneOffset.UTC)).build();
+        JdbcMemoryProvider store = builder(prefix).wallClock(Clock.fixed(NOW, ZoneOffset.UTC)).build();
         try {
             body.accept(store);
         } finally {

@@ -36,7 +36,7 @@ class JdbcMemoryProviderBuilderTest {
         assertThatThrownBy(() -> b.retryBackoff(null)).hasMessage("backoff");
         assertThatThrownBy(() -> b.lockTimeout(null)).hasMessage("timeout");
         assertThatThrownBy(() -> b.sleeper(null)).hasMessage("sleeper");
-        assertThatThrownBy(() -> b.clock(null)).hasMessage("clock");
+        assertThatThrownBy(() -> b.wallClock(null)).hasMessage("wallClock");
     }
 
     @Test

@@ -67,7 +67,7 @@ abstract class JdbcMemoryProviderContract {
 
     JdbcMemoryProvider provider(JdbcMemoryProvider.Builder b) {
         JdbcMemoryProvider p = b.name("store").tablePrefix(prefix).sleeper(sleeper)
-                .clock(Clock.fixed(NOW, ZoneOffset.UTC)).build();
+                .wallClock(Clock.fixed(NOW, ZoneOffset.UTC)).build();
         providers.add(p);
         return p;
     }

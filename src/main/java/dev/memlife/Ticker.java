@@ -2,17 +2,17 @@ package dev.memlife;
 
 /**
  * The monotonic time source memlife measures its timeouts with, like {@link System#nanoTime()}.
- * Inject a manual clock ({@code dev.memlife.testing.ManualClock}) to make a timeout test
+ * Inject a manual ticker ({@code dev.memlife.testing.ManualTicker}) to make a timeout test
  * deterministic. Implementations must be thread-safe.
  */
 @FunctionalInterface
-public interface Clock {
+public interface Ticker {
 
     /** The current value of the time source, in nanoseconds; only differences are meaningful. */
-    long nanoTime();
+    long read();
 
-    /** The system's monotonic clock. */
-    static Clock system() {
+    /** The system's monotonic ticker. */
+    static Ticker system() {
         return System::nanoTime;
     }
 }

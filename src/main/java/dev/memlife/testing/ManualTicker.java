@@ -2,29 +2,29 @@ package dev.memlife.testing;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.Clock;
+import dev.memlife.Ticker;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A {@link Clock} that moves only when the test says so, for deterministic timeout tests: a
+ * A {@link Ticker} that moves only when the test says so, for deterministic timeout tests: a
  * manager built with it sees a deadline pass exactly when the test {@link #advance advances} past
- * it (memlife re-reads its clock at least every 50 ms while it waits). Thread-safe.
+ * it (memlife re-reads its ticker at least every 50 ms while it waits). Thread-safe.
  */
-public final class ManualClock implements Clock {
+public final class ManualTicker implements Ticker {
 
     private final AtomicLong nanos = new AtomicLong();
 
     @Override
-    public long nanoTime() {
+    public long read() {
         return nanos.get();
     }
 
-    /** Moves the clock forward. */
+    /** Moves the ticker forward. */
     public void advance(Duration by) {
         requireNonNull(by, "by");
         if (by.isNegative()) {
-            throw new IllegalArgumentException("a clock cannot go back: " + by);
+            throw new IllegalArgumentException("a ticker cannot go back: " + by);
         }
         nanos.addAndGet(by.toNanos());
     }
