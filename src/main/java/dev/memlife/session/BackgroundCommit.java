@@ -2,6 +2,7 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.internal.Checks;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -59,7 +60,7 @@ public final class BackgroundCommit {
             return true;
         }
         try {
-            TimeUnit.NANOSECONDS.timedJoin(worker, Deadline.nanos(timeout));
+            TimeUnit.NANOSECONDS.timedJoin(worker, Checks.saturatedNanos(timeout));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;

@@ -2,8 +2,10 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.Ticker;
 import dev.memlife.agent.SessionCommitter;
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Deadline;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -45,7 +47,8 @@ public final class SessionCommitTracker {
     private final ThreadFactory threadFactory;
     private final BackgroundCommits background;
 
-    private final SessionTable table = new SessionTable();
+    private final Ticker ticker;
+    private final SessionTable table;
 
     /** A tracker with every default of {@link Builder}. */
     public SessionCommitTracker() {
@@ -58,6 +61,8 @@ public final class SessionCommitTracker {
         this.backgroundWaitTimeout = b.backgroundWaitTimeout;
         this.threadFactory = b.threadFactory;
         this.background = new BackgroundCommits(b.maxBackgroundCommits);
+        this.ticker = b.ticker;
+        this.table = new SessionTable(b.ticker);
     }
 
     /** A builder for a tracker with settings other than the defaults. */
@@ -154,7 +159,7 @@ public final class SessionCommitTracker {
         if (isBlank(sessionId)) {
             return new CommitResult(CommitResult.Outcome.NOTHING_TO_COMMIT, sessionId, 0, 0, null);
         }
-        return table.commit(sessionId, owner, wait, Deadline.nanos(timeout));
+        return table.commit(sessionId, owner, wait, Checks.saturatedNanos(timeout));
     }
 
     private static boolean isBlank(String sessionId) {
@@ -263,7 +268,7 @@ public final class SessionCommitTracker {
      */
     public SessionDrainReport drainAll(Duration deadline) {
         requireNonNull(deadline, "deadline");
-        return new SessionDrain(this, table, Deadline.after(deadline), drainParallelism).run(background.startDraining());
+        return new SessionDrain(this, table, Deadline.after(ticker, deadline), drainParallelism).run(background.startDraining());
     }
 
     /** A named daemon thread from the builder's factory (forced to daemon, so it never pins the JVM). */
@@ -310,6 +315,7 @@ public final class SessionCommitTracker {
         private int maxBackgroundCommits = DEFAULT_MAX_BACKGROUND_COMMITS;
         private Duration backgroundWaitTimeout = Duration.ofMillis(DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS);
         private ThreadFactory threadFactory;
+        private Ticker ticker = Ticker.system();
 
         private Builder() {}
 
@@ -355,6 +361,15 @@ public final class SessionCommitTracker {
          */
         public Builder threadFactory(ThreadFactory threadFactory) {
             this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+            return this;
+        }
+
+        /**
+         * The time source of every wait the tracker bounds: a commit waiting for one in flight, a
+         * background commit's wait and the drain's deadline; default the system ticker.
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

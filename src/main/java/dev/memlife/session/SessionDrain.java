@@ -1,6 +1,7 @@
 package dev.memlife.session;
 
 import dev.memlife.agent.SessionCommitter;
+import dev.memlife.internal.Deadline;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -9,7 +10,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,8 +55,7 @@ final class SessionDrain {
         void run() {
             while (!deadline.expired()) {
                 phase = Phase.WAITING;
-                Optional<SessionCommitter> owner = table.awaitOldestDirtyOwner(sessionId,
-                        System.nanoTime() + deadline.remainingNanos());
+                Optional<SessionCommitter> owner = table.awaitOldestDirtyOwner(sessionId, deadline);
                 if (owner == null) {
                     return; // still in flight elsewhere at the deadline, or interrupted
                 }
@@ -129,7 +128,7 @@ final class SessionDrain {
         for (Thread worker : backgroundWorkers) {
             if (!interrupted && !deadline.expired()) {
                 try {
-                    TimeUnit.NANOSECONDS.timedJoin(worker, deadline.remainingNanos());
+                    deadline.join(worker);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -225,7 +224,7 @@ final class SessionDrain {
 
         /** Waits until every attempt has ended, or the deadline. @return true if all ended in time */
         boolean await() throws InterruptedException {
-            return ended.await(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS) && !deadline.expired();
+            return deadline.await(ended) && !deadline.expired();
         }
     }
 }

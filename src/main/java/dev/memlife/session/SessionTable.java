@@ -1,6 +1,8 @@
 package dev.memlife.session;
 
+import dev.memlife.Ticker;
 import dev.memlife.agent.SessionCommitter;
+import dev.memlife.internal.Deadline;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,11 +20,16 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class SessionTable {
 
+    private final Ticker ticker;
     private final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever a commit ends (success or failure), so waiters re-check {@code inFlight}. */
     private final Condition commitEnded = lock.newCondition();
     /** Guarded by {@link #lock}. */
     private final Map<String, SessionState> sessions = new HashMap<>();
+
+    SessionTable(Ticker ticker) {
+        this.ticker = ticker;
+    }
 
     SessionCommitter registerOwner(String sessionId, SessionCommitter owner) {
         lock.lock();
@@ -135,7 +142,7 @@ final class SessionTable {
         try {
             SessionState s = sessions.get(sessionId);
             if (wait && s != null && s.inFlight) {
-                if (!awaitNotInFlight(sessionId, System.nanoTime() + waitNanos)) {
+                if (!awaitNotInFlight(sessionId, Deadline.afterNanos(ticker, waitNanos))) {
                     return result(Thread.currentThread().isInterrupted() ? CommitResult.Outcome.INTERRUPTED
                             : CommitResult.Outcome.IN_FLIGHT, sessionId, sessions.get(sessionId), null);
                 }
@@ -199,10 +206,10 @@ final class SessionTable {
      * @return that owner; empty when the session is clean; null when a commit was still in flight
      *     at the deadline or the wait was interrupted (the interrupt flag is restored)
      */
-    Optional<SessionCommitter> awaitOldestDirtyOwner(String sessionId, long deadlineNanos) {
+    Optional<SessionCommitter> awaitOldestDirtyOwner(String sessionId, Deadline deadline) {
         lock.lock();
         try {
-            if (!awaitNotInFlight(sessionId, deadlineNanos)) {
+            if (!awaitNotInFlight(sessionId, deadline)) {
                 return null;
             }
             SessionState s = sessions.get(sessionId);
@@ -218,15 +225,14 @@ final class SessionTable {
      *
      * @return true once no commit is in flight; false on timeout or interrupt
      */
-    private boolean awaitNotInFlight(String sessionId, long deadlineNanos) {
+    private boolean awaitNotInFlight(String sessionId, Deadline deadline) {
         SessionState s;
         while ((s = sessions.get(sessionId)) != null && s.inFlight) {
-            long remaining = deadlineNanos - System.nanoTime();
-            if (remaining <= 0) {
+            if (deadline.expired()) {
                 return false;
             }
             try {
-                commitEnded.awaitNanos(remaining);
+                commitEnded.awaitNanos(deadline.sliceNanos());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return false;

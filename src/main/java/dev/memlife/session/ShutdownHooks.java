@@ -3,7 +3,9 @@ package dev.memlife.session;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.MemoryManager;
+import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Deadline;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -92,12 +94,14 @@ public final class ShutdownHooks {
     private final Duration deadline;
     private final HookRegistry registry;
     private final Supplier<PrintStream> err;
+    private final Ticker ticker;
     private final Thread hook;
     private final AtomicReference<State> state = new AtomicReference<>(State.INSTALLED);
     private final List<ShutdownPhases.Entry> entries = new CopyOnWriteArrayList<>();
 
-    ShutdownHooks(Duration deadline, HookRegistry registry, Supplier<PrintStream> err) {
+    ShutdownHooks(Duration deadline, Ticker ticker, HookRegistry registry, Supplier<PrintStream> err) {
         this.deadline = deadline;
+        this.ticker = ticker;
         this.registry = registry;
         this.err = err;
         this.hook = new Thread(this::runAsHook, "memlife-shutdown-hook");
@@ -120,7 +124,7 @@ public final class ShutdownHooks {
         Checks.nonNegative(deadline, "deadline");
         synchronized (GLOBAL) {
             if (installed == null) {
-                ShutdownHooks hooks = new ShutdownHooks(deadline, JVM, () -> System.err);
+                ShutdownHooks hooks = new ShutdownHooks(deadline, Ticker.system(), JVM, () -> System.err);
                 warmUp();
                 JVM.add(hooks.hook);
                 installed = hooks;
@@ -135,7 +139,7 @@ public final class ShutdownHooks {
      */
     private static void warmUp() {
         ShutdownPhases.run(List.of(new ShutdownPhases.Entry(ShutdownPhases.Group.COMPONENTS, "warm-up", b -> b)),
-                Deadline.after(Duration.ofSeconds(1)), MANAGER_RESERVE_PERCENT, Duration.ofMillis(SLACK_MILLIS))
+                Deadline.after(Ticker.system(), Duration.ofSeconds(1)), MANAGER_RESERVE_PERCENT, Duration.ofMillis(SLACK_MILLIS))
                 .toString();
     }
 
@@ -178,7 +182,7 @@ public final class ShutdownHooks {
      * the interrupt flag is restored. Does not print.
      */
     public ShutdownReport drainNow() {
-        return ShutdownPhases.run(List.copyOf(entries), Deadline.after(deadline), MANAGER_RESERVE_PERCENT,
+        return ShutdownPhases.run(List.copyOf(entries), Deadline.after(ticker, deadline), MANAGER_RESERVE_PERCENT,
                 Duration.ofMillis(SLACK_MILLIS));
     }
 

@@ -1,10 +1,12 @@
 package dev.memlife.session;
 
+import dev.memlife.Ticker;
+import dev.memlife.internal.Checks;
+import dev.memlife.internal.Deadline;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The shutdown drain itself: the registered components group by group, each group's components
@@ -28,20 +30,23 @@ final class ShutdownPhases {
     private static final class Run {
         final Entry entry;
         final CountDownLatch ended = new CountDownLatch(1);
-        final long startNanos = System.nanoTime();
+        final Ticker ticker;
+        final long startNanos;
         volatile Object report;
         volatile Throwable failure;
         volatile long endNanos;
 
-        Run(Entry entry, Duration budget) {
+        Run(Entry entry, Duration budget, Ticker ticker) {
             this.entry = entry;
+            this.ticker = ticker;
+            this.startNanos = ticker.read();
             Thread t = new Thread(() -> {
                 try {
                     report = entry.drainable().drain(budget);
                 } catch (Throwable e) {
                     failure = e;
                 } finally {
-                    endNanos = System.nanoTime();
+                    endNanos = ticker.read();
                     ended.countDown();
                 }
             }, "memlife-shutdown-" + entry.name());
@@ -52,7 +57,7 @@ final class ShutdownPhases {
         ShutdownReport.Component result() {
             if (ended.getCount() > 0) {
                 return new ShutdownReport.Component(entry.name(), ShutdownReport.Status.TIMED_OUT, null, null,
-                        Duration.ofNanos(System.nanoTime() - startNanos));
+                        Duration.ofNanos(ticker.read() - startNanos));
             }
             Duration took = Duration.ofNanos(endNanos - startNanos);
             return failure == null
@@ -77,16 +82,16 @@ final class ShutdownPhases {
 
     private static void runGroup(List<Entry> members, Deadline until, Duration slack, List<ShutdownReport.Component> out) {
         long remaining = Math.max(0, until.remainingNanos());
-        Duration budget = Duration.ofNanos(remaining - Math.min(Deadline.nanos(slack), remaining / 10));
+        Duration budget = Duration.ofNanos(remaining - Math.min(Checks.saturatedNanos(slack), remaining / 10));
         List<Run> runs = new ArrayList<>();
         for (Entry e : members) {
-            runs.add(new Run(e, budget));
+            runs.add(new Run(e, budget, until.ticker()));
         }
         boolean interrupted = false;
         for (Run r : runs) {
             try {
                 if (!interrupted) {
-                    r.ended.await(Math.max(0, until.remainingNanos()), TimeUnit.NANOSECONDS);
+                    until.await(r.ended);
                 }
             } catch (InterruptedException e) {
                 interrupted = true;

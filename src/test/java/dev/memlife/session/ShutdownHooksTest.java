@@ -1,5 +1,6 @@
 package dev.memlife.session;
 
+import dev.memlife.Ticker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.memlife.MemoryManager;
@@ -46,7 +47,7 @@ class ShutdownHooksTest {
     private final FakeRegistry registry = new FakeRegistry();
 
     private ShutdownHooks hooks(Duration deadline) {
-        return new ShutdownHooks(deadline, registry, () -> new PrintStream(printed, true, StandardCharsets.UTF_8));
+        return new ShutdownHooks(deadline, Ticker.system(), registry, () -> new PrintStream(printed, true, StandardCharsets.UTF_8));
     }
 
     /** What the JVM does on SIGTERM: run the hook thread to the end. */
@@ -223,7 +224,7 @@ class ShutdownHooksTest {
                 throw new IllegalStateException("stderr is gone");
             }
         };
-        ShutdownHooks hooks = new ShutdownHooks(Duration.ofSeconds(5), registry, () -> broken);
+        ShutdownHooks hooks = new ShutdownHooks(Duration.ofSeconds(5), Ticker.system(), registry, () -> broken);
         List<String> drained = Collections.synchronizedList(new ArrayList<>());
         hooks.register("c", budget -> drained.add("c"));
         AtomicReference<Throwable> uncaught = new AtomicReference<>();
