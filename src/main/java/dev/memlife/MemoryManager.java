@@ -116,7 +116,7 @@ public final class MemoryManager {
      * @return true if the provider was registered, false if it is not available
      * @throws NullPointerException if {@code provider} or its name is null
      * @throws IllegalArgumentException if its name is blank or another provider has the same name
-     * @throws IllegalStateException if shutdown has begun
+     * @throws StoppedException if shutdown has begun
      */
     public boolean addProvider(MemoryProvider provider) {
         requireNonNull(provider, "provider");
@@ -172,7 +172,7 @@ public final class MemoryManager {
     /**
      * Calls every provider's {@link MemoryProvider#initialize} on this thread, in registration order.
      *
-     * @throws IllegalStateException if shutdown has begun
+     * @throws StoppedException if shutdown has begun
      */
     public void initializeAll(String sessionId) {
         requireNonNull(sessionId, "sessionId");
@@ -260,7 +260,7 @@ public final class MemoryManager {
      * {@code messages}. Waits for as long as the providers take.
      *
      * @throws NullPointerException if {@code messages} or one of its elements is null
-     * @throws IllegalStateException if shutdown has begun: the providers can no longer extract
+     * @throws StoppedException if shutdown has begun: the providers can no longer extract
      */
     public void onSessionEnd(List<Message> messages) {
         List<Message> transcript = copyMessages(messages);
@@ -461,7 +461,7 @@ public final class MemoryManager {
 
     private void checkRunning(String method) {
         if (shutdown.get() != null) {
-            throw new IllegalStateException("memory manager '" + name + "' is shut down; " + method + " refused");
+            throw new StoppedException("memory manager '" + name + "'", method);
         }
     }
 

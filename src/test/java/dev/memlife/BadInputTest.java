@@ -104,7 +104,8 @@ class BadInputTest {
         m.shutdownAll();
 
         assertThatThrownBy(() -> m.addProvider(new RecordingProvider("late")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("shut down");
+                .isInstanceOf(StoppedException.class)
+                .hasMessage("memory manager '" + m.name() + "' is stopped; addProvider refused");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.memlife.gateway;
 
+import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
 import java.util.ArrayList;
@@ -35,6 +36,8 @@ final class AgentCache {
 
     private final int capacity;
     private final long idleTtlNanos;
+    /** The gateway, as refusals name it. */
+    private final String owner;
     private final Ticker ticker;
     private final Object lock = new Object();
     /** Access-ordered: iteration starts at the least recently used entry. Guarded by lock. */
@@ -42,7 +45,8 @@ final class AgentCache {
     /** Set once by {@link #stop}; after it nothing enters the map. Guarded by lock. */
     private boolean stopped;
 
-    AgentCache(int capacity, long idleTtlNanos, Ticker ticker) {
+    AgentCache(String owner, int capacity, long idleTtlNanos, Ticker ticker) {
+        this.owner = owner;
         this.capacity = capacity;
         this.idleTtlNanos = idleTtlNanos;
         this.ticker = ticker;
@@ -53,11 +57,11 @@ final class AgentCache {
      * claimed by a teardown is dropped into {@code left} instead.
      *
      * @return the leased entry, or null if there is none (or it was dropped)
-     * @throws IllegalStateException if the cache is stopped
+     * @throws StoppedException if the cache is stopped
      */
     Entry leaseExisting(String key, List<Entry> left) {
         synchronized (lock) {
-            checkRunning();
+            checkRunning(key);
             Entry e = entries.get(key);
             if (e != null && !e.agent.isOpen()) {
                 entries.remove(key);
@@ -205,9 +209,9 @@ final class AgentCache {
         }
     }
 
-    private void checkRunning() {
+    private void checkRunning(String key) {
         if (stopped) {
-            throw new IllegalStateException("the agent gateway is stopped");
+            throw new StoppedException(owner, "lease of key " + key);
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.memlife.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
@@ -60,6 +61,7 @@ public final class AgentGateway {
         STOPPED
     }
 
+    private final String name;
     private final TeardownMode evictionMode;
     private final Duration idleTtl;
     private final long sweepIntervalNanos;
@@ -75,6 +77,7 @@ public final class AgentGateway {
     private final AtomicLong lastSweepNanos;
 
     private AgentGateway(Builder b) {
+        this.name = b.name;
         this.evictionMode = b.evictionMode;
         this.idleTtl = b.idleTtl;
         this.sweepIntervalNanos = b.sweepInterval.toNanos();
@@ -82,7 +85,7 @@ public final class AgentGateway {
         this.stopTimeout = b.stopTimeout;
         this.maxAgents = b.maxAgents;
         this.ticker = b.ticker;
-        this.cache = new AgentCache(b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker);
+        this.cache = new AgentCache("agent gateway '" + b.name + "'", b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker);
         this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
         this.lastSweepNanos = new AtomicLong(b.ticker.read());
     }
@@ -104,7 +107,7 @@ public final class AgentGateway {
      * is cached or the cached one has been torn down. Close the lease when the turn is over. May
      * run the idle sweep first (at most once per sweep interval); never waits for a teardown.
      *
-     * @throws IllegalStateException if the gateway is stopped
+     * @throws StoppedException if the gateway is stopped
      * @throws NullPointerException if an argument is null or the factory returns null
      */
     public AgentLease acquire(String key, Function<? super String, ? extends AgentMemory> factory) {
@@ -123,7 +126,7 @@ public final class AgentGateway {
                 fresh.tearDownAsync(TeardownMode.RELEASE, housekeeping); // never handed out: nothing to extract
             }
             if (entry == null) {
-                throw new IllegalStateException("the agent gateway is stopped; cannot lease key " + key);
+                throw new StoppedException("agent gateway '" + name + "'", "lease of key " + key);
             }
         }
         return new AgentLease(cache, entry);
@@ -134,7 +137,7 @@ public final class AgentGateway {
      * least recently used idle agents out, and run the idle sweep first.
      *
      * @throws IllegalArgumentException if the agent has already been claimed by a teardown
-     * @throws IllegalStateException if the gateway is stopped
+     * @throws StoppedException if the gateway is stopped
      */
     public void put(String key, AgentMemory agent) {
         requireNonNull(key, "key");
@@ -145,7 +148,7 @@ public final class AgentGateway {
         maybeSweep();
         List<AgentCache.Entry> left = new ArrayList<>();
         if (!cache.putAgent(key, agent, left)) {
-            throw new IllegalStateException("the agent gateway is stopped; cannot cache key " + key);
+            throw new StoppedException("agent gateway '" + name + "'", "put of key " + key);
         }
         evictAll(left, "replaced or capacity " + maxAgents);
     }

@@ -7,12 +7,13 @@ import static org.awaitility.Awaitility.await;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
+import dev.memlife.StoppedException;
 import dev.memlife.Turn;
 import dev.memlife.WriteOutcome;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
 import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownResult;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -485,7 +486,7 @@ class FaultMatrixTest {
             }
             assertThat(r.owner()).isEqualTo(TeardownMode.CLOSE);
             extraction = r.extraction();
-            assertThatThrownBy(() -> gateway.acquire(KEY, k -> agent)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> gateway.acquire(KEY, k -> agent)).isInstanceOf(StoppedException.class);
             return r.drainReport().orElseThrow();
         }
 

@@ -6,10 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
+import dev.memlife.StoppedException;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
 import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownResult;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
@@ -270,9 +271,9 @@ class AgentGatewayTest {
             assertThat(healthy.events()).containsExactly("on_session_end", "shutdown");
             assertThat(gateway.stop()).isSameAs(report);
             assertThatThrownBy(() -> gateway.acquire("k", key -> agent(new RecordingProvider("x"))))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("stopped");
+                    .isInstanceOf(StoppedException.class).hasMessageContaining("stopped");
             assertThatThrownBy(() -> gateway.put("k", agent(new RecordingProvider("y"))))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("stopped");
+                    .isInstanceOf(StoppedException.class).hasMessageContaining("stopped");
         } finally {
             hanging.release();
         }

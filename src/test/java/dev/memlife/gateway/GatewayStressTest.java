@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
+import dev.memlife.StoppedException;
 import dev.memlife.Turn;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownListener;
@@ -203,7 +204,7 @@ class GatewayStressTest {
             } else {
                 gateway.stop();
             }
-        } catch (IllegalStateException stopped) {
+        } catch (StoppedException stopped) {
             assertThat(gateway.isStopped()).as("only a stopped gateway refuses: %s", stopped).isTrue();
         }
     }

@@ -5,6 +5,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.MemoryProvider;
 import dev.memlife.Message;
 import dev.memlife.QueueFullException;
+import dev.memlife.StoppedException;
 import dev.memlife.WriteOutcome;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
@@ -282,7 +283,7 @@ public final class GatewaySoak {
         while (!e.stopping) {
             try {
                 step(e, r);
-            } catch (IllegalStateException refused) {
+            } catch (StoppedException refused) {
                 if (!e.gateway.isStopped()) {
                     fail("unexpected " + refused);
                 }
@@ -351,7 +352,7 @@ public final class GatewaySoak {
                 try {
                     memory.prefetchAll("what do you remember?", key);
                     count("prefetches");
-                } catch (IllegalStateException shutDown) {
+                } catch (StoppedException shutDown) {
                     if (!memory.isShutdown()) {
                         throw shutDown;
                     }
