@@ -22,7 +22,7 @@ import java.util.Map;
  *   <li><em>rejected</em>: it arrived after shutdown began, found the queue full, or no writer
  *       thread could be started; its caller was told, and it has no id.
  * </ul>
- * {@link #outcomeOf(String)} says which bucket an id is in. The report is made when the
+ * {@link #statusOf(String)} says which bucket an id is in. The report is made when the
  * shutdown ends; writes rejected later are counted by {@link MemoryManager#rejectedWrites()}.
  */
 public final class DrainReport {
@@ -126,28 +126,28 @@ public final class DrainReport {
      *
      * @throws NullPointerException if {@code writeId} is null
      */
-    public WriteOutcome outcomeOf(String writeId) {
+    public WriteStatus statusOf(String writeId) {
         String prefix = abandonedWriteIds.idPrefix();
         if (!writeId.startsWith(prefix) || writeId.length() <= prefix.length() + 1
                 || writeId.charAt(prefix.length()) != ':') {
-            return WriteOutcome.UNKNOWN;
+            return WriteStatus.UNKNOWN;
         }
         long seq;
         try {
             seq = Long.parseLong(writeId.substring(prefix.length() + 1));
         } catch (NumberFormatException e) {
-            return WriteOutcome.UNKNOWN;
+            return WriteStatus.UNKNOWN;
         }
         if (seq < 1 || seq > accepted()) {
-            return WriteOutcome.UNKNOWN;
+            return WriteStatus.UNKNOWN;
         }
         if (abandonedWriteIds.containsSeq(seq)) {
-            return WriteOutcome.ABANDONED;
+            return WriteStatus.ABANDONED;
         }
         if (stillRunningWriteIds.containsSeq(seq)) {
-            return WriteOutcome.STILL_RUNNING;
+            return WriteStatus.STILL_RUNNING;
         }
-        return failedWriteIds.containsSeq(seq) ? WriteOutcome.FAILED : WriteOutcome.DELIVERED;
+        return failedWriteIds.containsSeq(seq) ? WriteStatus.FAILED : WriteStatus.DELIVERED;
     }
 
     private long accepted() {
@@ -186,12 +186,12 @@ public final class DrainReport {
     }
 
     /** Whether every accepted write was handed to every provider before the deadline. */
-    public boolean drainedCompletely() {
+    public boolean complete() {
         return abandonedWriteIds.isEmpty() && stillRunning() == 0;
     }
 
     /** The budget the shutdown had. */
-    public Duration drainTimeout() {
+    public Duration budget() {
         return drainTimeout;
     }
 

@@ -125,13 +125,13 @@ class BadInputTest {
         MemoryManager first = b.build();
         b.drainTimeout(Duration.ofSeconds(9));
 
-        assertThat(first.shutdownAll().drainTimeout()).isEqualTo(Duration.ofSeconds(3));
-        assertThat(b.build().shutdownAll().drainTimeout()).isEqualTo(Duration.ofSeconds(9));
+        assertThat(first.shutdownAll().budget()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(b.build().shutdownAll().budget()).isEqualTo(Duration.ofSeconds(9));
     }
 
     @Test
     void theDefaultDrainTimeoutIsFiveSeconds() {
-        assertThat(new MemoryManager().shutdownAll().drainTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(new MemoryManager().shutdownAll().budget()).isEqualTo(Duration.ofSeconds(5));
     }
 
     @Test

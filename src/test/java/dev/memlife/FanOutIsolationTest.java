@@ -84,7 +84,7 @@ class FanOutIsolationTest {
         assertThat(after.turns()).extracting(Turn::assistantContent).containsExactly("first", "second");
         String firstId = after.turns().get(0).writeId();
         assertThat(report.failedWriteIds()).containsExactly(firstId);
-        assertThat(report.outcomeOf(after.turns().get(1).writeId())).isEqualTo(WriteOutcome.DELIVERED);
+        assertThat(report.statusOf(after.turns().get(1).writeId())).isEqualTo(WriteStatus.DELIVERED);
         assertThat(report.failuresByProvider()).isEqualTo(Map.of("overflow", 1L));
         assertThat(m.writerThread()).isSameAs(writer);
     }

@@ -89,7 +89,7 @@ class ReliabilityRegressionTest {
             assertThat(report.abandoned()).isEqualTo(2);
             List<String> delivered = ids(held.turns());
             assertThat(delivered).hasSize(5).allSatisfy(id ->
-                    assertThat(report.outcomeOf(id)).isEqualTo(WriteOutcome.DELIVERED));
+                    assertThat(report.statusOf(id)).isEqualTo(WriteStatus.DELIVERED));
         } finally {
             held.release("w5");
         }

@@ -52,7 +52,7 @@ class ShutdownDrainTest {
             assertThat(log.get(i)).isEqualTo("a" + i);
         }
         assertThat(report.delivered()).isEqualTo(50);
-        assertThat(report.drainedCompletely()).isTrue();
+        assertThat(report.complete()).isTrue();
         assertThat(m.isShutdown()).isTrue();
     }
 
@@ -77,7 +77,7 @@ class ShutdownDrainTest {
         assertThat(report.abandoned()).isEqualTo(3);
         assertThat(report.stillRunning()).isEqualTo(1);
         assertThat(report.delivered()).isZero();
-        assertThat(report.drainedCompletely()).isFalse();
+        assertThat(report.complete()).isFalse();
         assertThat(report.submitted()).isEqualTo(4);
         assertThat(report.abandonedWriteIds()).hasSize(3).doesNotHaveDuplicates();
         // The held write finishes detached; the abandoned ones never reach the provider.

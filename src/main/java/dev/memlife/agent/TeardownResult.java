@@ -10,8 +10,18 @@ import java.util.Optional;
  * What one teardown call of an {@link AgentMemory} did: either it won the claim and ran its mode
  * ({@link #ran()}), or another teardown already owned the agent and this call touched nothing
  * ({@link #owner()} says which). Immutable and thread-safe.
+ *
+ * @param agent the name of the agent's memory manager
+ * @param requested the mode this call asked for
+ * @param owner the mode of the teardown that owns the agent: {@code requested} if this call ran
+ * @param ran true if this call won the claim and tore the agent down; false if another teardown
+ *     owned it
+ * @param flushed true if this call ran and its flush barrier was met before the shutdown began
+ * @param extraction what became of extraction in this call
+ * @param drainReport the manager's report, present exactly when this call ran the shutdown
  */
-public final class TeardownResult {
+public record TeardownResult(String agent, TeardownMode requested, TeardownMode owner, boolean ran, boolean flushed,
+        Extraction extraction, Optional<DrainReport> drainReport) {
 
     /** What became of end-of-session extraction in a teardown. */
     public enum Extraction {
@@ -25,62 +35,26 @@ public final class TeardownResult {
         FAILED
     }
 
-    private final String agent;
-    private final TeardownMode requested;
-    private final TeardownMode owner;
-    private final boolean ran;
-    private final boolean flushed;
-    private final Extraction extraction;
-    private final DrainReport drainReport;
-
-    private TeardownResult(String agent, TeardownMode requested, TeardownMode owner, boolean ran, boolean flushed,
-            Extraction extraction, DrainReport drainReport) {
-        this.agent = agent;
-        this.requested = requested;
-        this.owner = owner;
-        this.ran = ran;
-        this.flushed = flushed;
-        this.extraction = extraction;
-        this.drainReport = drainReport;
+    /** Checks the components: a drain report goes with a call that ran, and only with one. */
+    public TeardownResult {
+        requireNonNull(agent, "agent");
+        requireNonNull(requested, "requested");
+        requireNonNull(owner, "owner");
+        requireNonNull(extraction, "extraction");
+        requireNonNull(drainReport, "drainReport");
+        if (drainReport.isPresent() != ran) {
+            throw new IllegalArgumentException("a drain report goes with a call that ran, and only with one");
+        }
     }
 
     static TeardownResult ran(String agent, TeardownMode mode, boolean flushed, Extraction extraction,
             DrainReport drainReport) {
-        return new TeardownResult(agent, mode, mode, true, flushed, extraction, requireNonNull(drainReport, "drainReport"));
+        return new TeardownResult(agent, mode, mode, true, flushed, extraction,
+                Optional.of(requireNonNull(drainReport, "drainReport")));
     }
 
     static TeardownResult ownedByOther(String agent, TeardownMode requested, TeardownMode owner) {
-        return new TeardownResult(agent, requested, owner, false, false, Extraction.NOT_RUN, null);
-    }
-
-    /** The name of the agent's memory manager. */
-    public String agent() {
-        return agent;
-    }
-
-    /** The mode this call asked for. */
-    public TeardownMode requested() {
-        return requested;
-    }
-
-    /** The mode of the teardown that owns the agent: {@link #requested()} if this call {@link #ran()}. */
-    public TeardownMode owner() {
-        return owner;
-    }
-
-    /** True if this call won the claim and tore the agent down; false if another teardown owned it. */
-    public boolean ran() {
-        return ran;
-    }
-
-    /** True if this call ran and its flush barrier was met before the shutdown began. */
-    public boolean flushed() {
-        return flushed;
-    }
-
-    /** What became of extraction in this call. */
-    public Extraction extraction() {
-        return extraction;
+        return new TeardownResult(agent, requested, owner, false, false, Extraction.NOT_RUN, Optional.empty());
     }
 
     /**
@@ -90,13 +64,9 @@ public final class TeardownResult {
      * Empty if this call did not run.
      */
     public List<String> providersShutDownLater() {
-        return drainReport == null ? List.of() : drainReport.providersShutDownLater();
+        return drainReport.map(DrainReport::providersShutDownLater).orElse(List.of());
     }
 
-    /** The manager's report, present when this call ran the shutdown. */
-    public Optional<DrainReport> drainReport() {
-        return Optional.ofNullable(drainReport);
-    }
 
     @Override
     public String toString() {
@@ -104,6 +74,6 @@ public final class TeardownResult {
             return "TeardownResult[" + agent + ": " + requested + " did nothing, owned by " + owner + "]";
         }
         return "TeardownResult[" + agent + ": " + requested + " ran, flushed=" + flushed + ", extraction="
-                + extraction + ", " + drainReport + "]";
+                + extraction + ", " + drainReport.orElseThrow() + "]";
     }
 }

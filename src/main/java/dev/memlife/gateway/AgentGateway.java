@@ -8,6 +8,7 @@ import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Deadline;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -167,17 +168,17 @@ public final class AgentGateway {
      * Evicts the agent for {@code key} unless it is mid-turn: it leaves the cache now, and its soft
      * teardown runs on the housekeeping executor. An unknown key does nothing. Never waits.
      */
-    public EvictionOutcome evict(String key) {
+    public EvictionResult evict(String key) {
         requireNonNull(key, "key");
         List<AgentCache.Entry> left = new ArrayList<>(1);
         AgentCache.Removal removal = cache.removeIfIdle(key, left);
         switch (removal) {
             case REMOVED:
-                return new EvictionOutcome(key, EvictionOutcome.Status.EVICTED, evictRemoved(left.get(0), "explicit"));
+                return EvictionResult.of(key, EvictionResult.Status.EVICTED, evictRemoved(left.get(0), "explicit"));
             case BUSY:
-                return new EvictionOutcome(key, EvictionOutcome.Status.BUSY, null);
+                return EvictionResult.of(key, EvictionResult.Status.BUSY, null);
             case NOT_CACHED:
-                return new EvictionOutcome(key, EvictionOutcome.Status.NOT_CACHED, null);
+                return EvictionResult.of(key, EvictionResult.Status.NOT_CACHED, null);
             default:
                 throw new IllegalStateException("unknown removal " + removal);
         }
@@ -210,32 +211,32 @@ public final class AgentGateway {
      * and still owns the agent, so the eviction that follows (and any other) leaves the providers
      * to it. An interrupt ends the wait early with the flag restored. An unknown key does nothing.
      */
-    public ResetOutcome reset(String key) {
+    public ResetResult reset(String key) {
         requireNonNull(key, "key");
         AgentCache.Entry entry = cache.remove(key);
         if (entry == null) {
-            return ResetOutcome.notCached(key);
+            return ResetResult.notCached(key);
         }
         CompletableFuture<TeardownResult> close = hardClose(entry, "reset");
         TeardownResult result = null;
-        ResetOutcome.Status status;
+        ResetResult.Status status;
         try {
-            result = close.get(resetTimeout.toNanos(), TimeUnit.NANOSECONDS);
-            status = ResetOutcome.Status.CLOSED;
+            result = Deadline.after(ticker, resetTimeout).get(close);
+            status = ResetResult.Status.CLOSED;
         } catch (TimeoutException e) {
-            status = ResetOutcome.Status.TIMED_OUT;
+            status = ResetResult.Status.TIMED_OUT;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            status = ResetOutcome.Status.TIMED_OUT;
+            status = ResetResult.Status.TIMED_OUT;
         } catch (ExecutionException e) {
             LOG.warn("reset of '{}': the hard close of {} failed", key, entry.agent, e.getCause());
-            status = ResetOutcome.Status.FAILED;
+            status = ResetResult.Status.FAILED;
         }
-        if (status == ResetOutcome.Status.TIMED_OUT) {
+        if (status == ResetResult.Status.TIMED_OUT) {
             LOG.warn("reset of '{}': cleanup of {} did not finish within {} ms; it goes on in the background and "
                     + "still owns the agent's teardown", key, entry.agent, resetTimeout.toMillis());
         }
-        return new ResetOutcome(key, status, result, close, evictRemoved(entry, "after reset"));
+        return ResetResult.of(key, status, result, close, evictRemoved(entry, "after reset"));
     }
 
     /** {@link #stop(Duration)} with the builder's stop timeout. */

@@ -5,18 +5,18 @@ import static java.util.Objects.requireNonNull;
 /**
  * What one {@link SessionCommitTracker#commit} call did. Immutable and thread-safe.
  *
- * @param outcome what happened
+ * @param status what happened
  * @param sessionId the session, as given (may be null or blank for the no-op result)
  * @param committedGeneration the session's committed generation after the call
  * @param generation the session's generation after the call; above {@code committedGeneration}
  *     means work is still uncommitted
- * @param failure what the owner threw, for {@link Outcome#FAILED}; null otherwise
+ * @param failure what the owner threw, for {@link Status#FAILED}; null otherwise
  */
-public record CommitResult(Outcome outcome, String sessionId, long committedGeneration, long generation,
+public record CommitResult(Status status, String sessionId, long committedGeneration, long generation,
         Throwable failure) {
 
-    /** The outcome of a commit call. */
-    public enum Outcome {
+    /** The status of a commit call. */
+    public enum Status {
         /** The owner committed the oldest dirty segment; the committed generation moved to its end. */
         COMMITTED,
         /** Nothing to commit: the session is clean, unknown, or its id is null or blank. */
@@ -32,16 +32,16 @@ public record CommitResult(Outcome outcome, String sessionId, long committedGene
     }
 
     public CommitResult {
-        requireNonNull(outcome, "outcome");
-        if ((outcome == Outcome.FAILED) != (failure != null)) {
-            throw new IllegalArgumentException("a failure goes with FAILED and only with it: " + outcome + ", "
+        requireNonNull(status, "status");
+        if ((status == Status.FAILED) != (failure != null)) {
+            throw new IllegalArgumentException("a failure goes with FAILED and only with it: " + status + ", "
                     + failure);
         }
     }
 
     /** Whether the owner was called and succeeded. */
     public boolean committed() {
-        return outcome == Outcome.COMMITTED;
+        return status == Status.COMMITTED;
     }
 
     /** Whether the session still has uncommitted work after the call. */

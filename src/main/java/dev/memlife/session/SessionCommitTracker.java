@@ -144,12 +144,12 @@ public final class SessionCommitTracker {
      * this thread, outside the tracker's lock. Only that segment's owner (identity) may commit it.
      *
      * <p>When another commit of the session is in flight: without {@code wait} this returns {@link
-     * CommitResult.Outcome#IN_FLIGHT} at once; with {@code wait} it first waits up to {@code timeout}
+     * CommitResult.Status#IN_FLIGHT} at once; with {@code wait} it first waits up to {@code timeout}
      * for that commit to end, then commits whatever is still dirty. The owner call itself is not
      * bounded: it takes as long as the owner takes. An interrupt while waiting returns {@link
-     * CommitResult.Outcome#INTERRUPTED} with the interrupt flag restored.
+     * CommitResult.Status#INTERRUPTED} with the interrupt flag restored.
      *
-     * @return what happened; {@link CommitResult.Outcome#NOTHING_TO_COMMIT} for a clean, unknown,
+     * @return what happened; {@link CommitResult.Status#NOTHING_TO_COMMIT} for a clean, unknown,
      *     null or blank session
      * @throws VirtualMachineError if the owner threw one (after the in-flight mark was cleared)
      */
@@ -157,7 +157,7 @@ public final class SessionCommitTracker {
         requireNonNull(owner, "owner");
         requireNonNull(timeout, "timeout");
         if (isBlank(sessionId)) {
-            return new CommitResult(CommitResult.Outcome.NOTHING_TO_COMMIT, sessionId, 0, 0, null);
+            return new CommitResult(CommitResult.Status.NOTHING_TO_COMMIT, sessionId, 0, 0, null);
         }
         return table.commit(sessionId, owner, wait, Checks.saturatedNanos(timeout));
     }
@@ -208,10 +208,10 @@ public final class SessionCommitTracker {
             do {
                 r = commit(sessionId, owner, true, backgroundWaitTimeout);
             } while (r.committed() && r.stillDirty());
-            if (r.outcome() == CommitResult.Outcome.FAILED) {
+            if (r.status() == CommitResult.Status.FAILED) {
                 LOG.warn("background commit of session '{}' (tracker '{}') failed; the work stays uncommitted for a"
                         + " retry or the shutdown drain", sessionId, name, r.failure());
-            } else if (r.outcome() == CommitResult.Outcome.IN_FLIGHT) {
+            } else if (r.status() == CommitResult.Status.IN_FLIGHT) {
                 LOG.warn("background commit of session '{}' (tracker '{}') gave up after waiting {} ms for the commit"
                         + " in flight; the work stays uncommitted", sessionId, name, backgroundWaitTimeout.toMillis());
             }

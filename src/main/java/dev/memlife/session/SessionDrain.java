@@ -65,7 +65,7 @@ final class SessionDrain {
                 }
                 phase = Phase.COMMITTING;
                 CommitResult r = table.commit(sessionId, owner.get(), false, 0);
-                switch (r.outcome()) {
+                switch (r.status()) {
                     case COMMITTED:
                         commits++;
                         break;
@@ -82,7 +82,7 @@ final class SessionDrain {
                     case INTERRUPTED:
                         return;
                     default:
-                        throw new IllegalStateException("unknown commit outcome " + r.outcome());
+                        throw new IllegalStateException("unknown commit outcome " + r.status());
                 }
             }
         }

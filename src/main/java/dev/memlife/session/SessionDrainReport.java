@@ -9,8 +9,22 @@ import java.util.List;
  * What {@link SessionCommitTracker#drainAll} did: how many commits it ran, which background
  * workers it joined, and every session it left with uncommitted work, with the reason. Immutable
  * and thread-safe.
+ *
+ * @param trackerName the tracker's name
+ * @param workersJoined background commit workers that finished while the drain waited for them
+ * @param workersStillRunning background commit workers still running when the drain gave up
+ *     waiting for them
+ * @param passes commit passes the drain ran over the dirty sessions
+ * @param commits segments the drain itself committed (each one owner call)
+ * @param sessionsCommitted sessions the drain itself committed at least one segment of
+ * @param leftDirty the sessions left with uncommitted work
+ * @param interrupted whether an interrupt ended the drain early (the interrupt flag was restored)
+ * @param budget the deadline the drain had
+ * @param elapsed how long the drain took
  */
-public final class SessionDrainReport {
+public record SessionDrainReport(String trackerName, int workersJoined, int workersStillRunning, int passes,
+        long commits, int sessionsCommitted, List<LeftDirty> leftDirty, boolean interrupted, Duration budget,
+        Duration elapsed) {
 
     /** Why the drain left a session dirty. */
     public enum Reason {
@@ -43,65 +57,17 @@ public final class SessionDrainReport {
         }
     }
 
-    private final String trackerName;
-    private final int workersJoined;
-    private final int workersStillRunning;
-    private final int passes;
-    private final long commits;
-    private final int sessionsCommitted;
-    private final List<LeftDirty> leftDirty;
-    private final boolean interrupted;
-    private final Duration deadline;
-    private final Duration elapsed;
-
-    SessionDrainReport(String trackerName, int workersJoined, int workersStillRunning, int passes, long commits,
-            int sessionsCommitted, List<LeftDirty> leftDirty, boolean interrupted, Duration deadline,
-            Duration elapsed) {
-        this.trackerName = trackerName;
-        this.workersJoined = workersJoined;
-        this.workersStillRunning = workersStillRunning;
-        this.passes = passes;
-        this.commits = commits;
-        this.sessionsCommitted = sessionsCommitted;
-        this.leftDirty = List.copyOf(leftDirty);
-        this.interrupted = interrupted;
-        this.deadline = deadline;
-        this.elapsed = elapsed;
+    /** Copies the list; nothing may be null. */
+    public SessionDrainReport {
+        requireNonNull(trackerName, "trackerName");
+        leftDirty = List.copyOf(leftDirty);
+        requireNonNull(budget, "budget");
+        requireNonNull(elapsed, "elapsed");
     }
 
     /** Whether every session was clean when the drain returned. */
-    public boolean clean() {
+    public boolean complete() {
         return leftDirty.isEmpty();
-    }
-
-    /** Background commit workers that finished while the drain waited for them. */
-    public int workersJoined() {
-        return workersJoined;
-    }
-
-    /** Background commit workers still running when the drain gave up waiting for them. */
-    public int workersStillRunning() {
-        return workersStillRunning;
-    }
-
-    /** Commit passes the drain ran over the dirty sessions. */
-    public int passes() {
-        return passes;
-    }
-
-    /** Segments the drain itself committed (each one owner call). */
-    public long commits() {
-        return commits;
-    }
-
-    /** Sessions the drain itself committed at least one segment of. */
-    public int sessionsCommitted() {
-        return sessionsCommitted;
-    }
-
-    /** The sessions left with uncommitted work, by session id. */
-    public List<LeftDirty> leftDirty() {
-        return leftDirty;
     }
 
     /** The ids of the sessions left with uncommitted work, in order. */
@@ -109,27 +75,12 @@ public final class SessionDrainReport {
         return leftDirty.stream().map(LeftDirty::sessionId).toList();
     }
 
-    /** Whether an interrupt ended the drain early (the interrupt flag was restored). */
-    public boolean interrupted() {
-        return interrupted;
-    }
-
-    /** The deadline the drain had. */
-    public Duration deadline() {
-        return deadline;
-    }
-
-    /** How long the drain took. */
-    public Duration elapsed() {
-        return elapsed;
-    }
-
     @Override
     public String toString() {
-        return "SessionDrainReport[" + trackerName + ": " + (clean() ? "clean" : leftDirty.size() + " left dirty")
+        return "SessionDrainReport[" + trackerName + ": " + (complete() ? "clean" : leftDirty.size() + " left dirty")
                 + ", commits=" + commits + " in " + sessionsCommitted + " sessions, passes=" + passes
                 + ", workersJoined=" + workersJoined + ", workersStillRunning=" + workersStillRunning
-                + ", elapsed=" + elapsed.toMillis() + "ms of " + deadline.toMillis() + "ms"
-                + (interrupted ? ", interrupted" : "") + (clean() ? "" : ", leftDirty=" + leftDirty) + "]";
+                + ", elapsed=" + elapsed.toMillis() + "ms of " + budget.toMillis() + "ms"
+                + (interrupted ? ", interrupted" : "") + (complete() ? "" : ", leftDirty=" + leftDirty) + "]";
     }
 }

@@ -143,19 +143,19 @@ final class SessionTable {
             SessionState s = sessions.get(sessionId);
             if (wait && s != null && s.inFlight) {
                 if (!awaitNotInFlight(sessionId, Deadline.afterNanos(ticker, waitNanos))) {
-                    return result(Thread.currentThread().isInterrupted() ? CommitResult.Outcome.INTERRUPTED
-                            : CommitResult.Outcome.IN_FLIGHT, sessionId, sessions.get(sessionId), null);
+                    return result(Thread.currentThread().isInterrupted() ? CommitResult.Status.INTERRUPTED
+                            : CommitResult.Status.IN_FLIGHT, sessionId, sessions.get(sessionId), null);
                 }
                 s = sessions.get(sessionId);
             }
             if (s == null || !s.dirty()) {
-                return result(CommitResult.Outcome.NOTHING_TO_COMMIT, sessionId, s, null);
+                return result(CommitResult.Status.NOTHING_TO_COMMIT, sessionId, s, null);
             }
             if (s.inFlight) {
-                return result(CommitResult.Outcome.IN_FLIGHT, sessionId, s, null);
+                return result(CommitResult.Status.IN_FLIGHT, sessionId, s, null);
             }
             if (s.segments.getFirst().owner != owner) {
-                return result(CommitResult.Outcome.NOT_OWNER, sessionId, s, null);
+                return result(CommitResult.Status.NOT_OWNER, sessionId, s, null);
             }
             capturedEnd = s.segments.getFirst().end;
             s.inFlight = true;
@@ -184,7 +184,7 @@ final class SessionTable {
                     forgetIfIdle(sessionId, state);
                 }
                 commitEnded.signalAll();
-                result = result(failure == null ? CommitResult.Outcome.COMMITTED : CommitResult.Outcome.FAILED,
+                result = result(failure == null ? CommitResult.Status.COMMITTED : CommitResult.Status.FAILED,
                         sessionId, state, failure);
             } finally {
                 lock.unlock();
@@ -248,7 +248,7 @@ final class SessionTable {
         }
     }
 
-    private static CommitResult result(CommitResult.Outcome outcome, String sessionId, SessionState s,
+    private static CommitResult result(CommitResult.Status outcome, String sessionId, SessionState s,
             Throwable failure) {
         return new CommitResult(outcome, sessionId, s == null ? 0 : s.committedGeneration,
                 s == null ? 0 : s.generation, failure);

@@ -8,8 +8,12 @@ import java.util.List;
 /**
  * What one run of the {@link ShutdownHooks shutdown drain} did with every registered component.
  * Immutable and thread-safe; {@link #toString()} is the multi-line summary the hook prints.
+ *
+ * @param components every component, in the order they were drained
+ * @param budget the shared deadline
+ * @param elapsed how long the whole drain took
  */
-public final class ShutdownReport {
+public record ShutdownReport(List<Component> components, Duration budget, Duration elapsed) {
 
     /** How a component's drain ended. */
     public enum Status {
@@ -45,34 +49,16 @@ public final class ShutdownReport {
         }
     }
 
-    private final List<Component> components;
-    private final Duration deadline;
-    private final Duration elapsed;
-
-    ShutdownReport(List<Component> components, Duration deadline, Duration elapsed) {
-        this.components = List.copyOf(components);
-        this.deadline = deadline;
-        this.elapsed = elapsed;
-    }
-
-    /** Every component, in the order they were drained. */
-    public List<Component> components() {
-        return components;
+    /** Copies the list; nothing may be null. */
+    public ShutdownReport {
+        components = List.copyOf(components);
+        requireNonNull(budget, "budget");
+        requireNonNull(elapsed, "elapsed");
     }
 
     /** Whether every component's drain returned without throwing. */
-    public boolean allDone() {
+    public boolean complete() {
         return components.stream().allMatch(c -> c.status() == Status.DONE);
-    }
-
-    /** The shared deadline. */
-    public Duration deadline() {
-        return deadline;
-    }
-
-    /** How long the whole drain took. */
-    public Duration elapsed() {
-        return elapsed;
     }
 
     @Override
@@ -80,7 +66,7 @@ public final class ShutdownReport {
         long done = components.stream().filter(c -> c.status() == Status.DONE).count();
         StringBuilder out = new StringBuilder("memlife shutdown drain: ").append(done).append(" of ")
                 .append(components.size()).append(" components done in ").append(elapsed.toMillis())
-                .append(" ms (deadline ").append(deadline.toMillis()).append(" ms)");
+                .append(" ms (deadline ").append(budget.toMillis()).append(" ms)");
         for (Component c : components) {
             out.append(System.lineSeparator()).append("  ").append(c);
         }

@@ -215,7 +215,7 @@ public final class BenchMain {
                 batched.report().elapsed().toMillis(), single.persisted(), ratio));
         return entry("queuedTurns", turns, "persistedBatched", batched.persisted(),
                 "persistedBatchSize1", single.persisted(), "ratio", ratio,
-                "batchedFinishedEverything", batched.report().drainedCompletely(),
+                "batchedFinishedEverything", batched.report().complete(),
                 "reportBatched", batched.report().toString(), "reportBatchSize1", single.report().toString());
     }
 

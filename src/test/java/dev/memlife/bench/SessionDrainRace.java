@@ -27,7 +27,7 @@ final class SessionDrainRace {
         long start = System.nanoTime();
         SessionDrainReport report = tracker.drainAll(Duration.ofMinutes(5));
         double seconds = (System.nanoTime() - start) / 1e9;
-        if (!report.clean()) {
+        if (!report.complete()) {
             throw new IllegalStateException("drain left sessions dirty: " + report);
         }
         return seconds;

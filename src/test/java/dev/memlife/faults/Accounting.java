@@ -3,7 +3,7 @@ package dev.memlife.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.memlife.DrainReport;
-import dev.memlife.WriteOutcome;
+import dev.memlife.WriteStatus;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
@@ -19,7 +19,7 @@ import java.util.Set;
  * one bucket, the buckets' sizes are the report's counts, and what a recording provider saw agrees
  * with the buckets.
  *
- * <p>{@link DrainReport#outcomeOf} answers by precedence (abandoned, then still running, then
+ * <p>{@link DrainReport#statusOf} answers by precedence (abandoned, then still running, then
  * failed), so an id listed in two buckets would look like one outcome there; {@link
  * #assertDisjointBuckets} reads the id lists themselves to catch that.
  */
@@ -34,7 +34,7 @@ public final class Accounting {
      *     write the writer started, even one still running at the deadline)
      * @return each accepted id's outcome, in acceptance order
      */
-    public static Map<String, WriteOutcome> assertExact(DrainReport report, long accepted, List<String> recorded,
+    public static Map<String, WriteStatus> assertExact(DrainReport report, long accepted, List<String> recorded,
             boolean recorderFirst) {
         assertThat(report.submitted() - report.rejected()).as("accepted writes in %s", report).isEqualTo(accepted);
         assertThat(new HashSet<>(recorded)).as("a write recorded twice").hasSize(recorded.size());
@@ -43,28 +43,28 @@ public final class Accounting {
         assertThat(prefix == null && accepted > 0)
                 .as("%s writes accepted, yet no provider recorded one and no bucket lists one: %s", accepted, report)
                 .isFalse();
-        Map<String, WriteOutcome> outcomes = new LinkedHashMap<>();
+        Map<String, WriteStatus> outcomes = new LinkedHashMap<>();
         for (long seq = 1; seq <= accepted; seq++) {
             String id = prefix + ':' + seq;
-            outcomes.put(id, report.outcomeOf(id));
+            outcomes.put(id, report.statusOf(id));
         }
         if (prefix != null) {
-            assertThat(report.outcomeOf(prefix + ':' + (accepted + 1))).isEqualTo(WriteOutcome.UNKNOWN);
+            assertThat(report.statusOf(prefix + ':' + (accepted + 1))).isEqualTo(WriteStatus.UNKNOWN);
         }
-        Map<WriteOutcome, Long> counts = new EnumMap<>(WriteOutcome.class);
+        Map<WriteStatus, Long> counts = new EnumMap<>(WriteStatus.class);
         outcomes.values().forEach(o -> counts.merge(o, 1L, Long::sum));
-        assertThat(counts.getOrDefault(WriteOutcome.UNKNOWN, 0L)).as("ids in no bucket: %s", report).isZero();
-        assertThat(counts.getOrDefault(WriteOutcome.DELIVERED, 0L)).as("delivered: %s", report)
+        assertThat(counts.getOrDefault(WriteStatus.UNKNOWN, 0L)).as("ids in no bucket: %s", report).isZero();
+        assertThat(counts.getOrDefault(WriteStatus.DELIVERED, 0L)).as("delivered: %s", report)
                 .isEqualTo(report.delivered());
-        assertThat(counts.getOrDefault(WriteOutcome.FAILED, 0L)).as("failed: %s", report).isEqualTo(report.failed());
-        assertThat(counts.getOrDefault(WriteOutcome.ABANDONED, 0L)).as("abandoned: %s", report)
+        assertThat(counts.getOrDefault(WriteStatus.FAILED, 0L)).as("failed: %s", report).isEqualTo(report.failed());
+        assertThat(counts.getOrDefault(WriteStatus.ABANDONED, 0L)).as("abandoned: %s", report)
                 .isEqualTo(report.abandoned());
-        assertThat(counts.getOrDefault(WriteOutcome.STILL_RUNNING, 0L)).as("still running: %s", report)
+        assertThat(counts.getOrDefault(WriteStatus.STILL_RUNNING, 0L)).as("still running: %s", report)
                 .isEqualTo(report.stillRunning());
 
         Set<String> seen = new HashSet<>(recorded);
         List<String> finishedButUnseen = new ArrayList<>();
-        for (Map.Entry<String, WriteOutcome> e : outcomes.entrySet()) {
+        for (Map.Entry<String, WriteStatus> e : outcomes.entrySet()) {
             switch (e.getValue()) {
                 case ABANDONED:
                     assertThat(seen).as("abandoned write %s reached a provider", e.getKey()).doesNotContain(e.getKey());
@@ -117,8 +117,8 @@ public final class Accounting {
     }
 
     /** The ids whose outcome is one of {@code wanted}, in acceptance order. */
-    public static Set<String> idsWith(Map<String, WriteOutcome> outcomes, WriteOutcome... wanted) {
-        Set<WriteOutcome> w = Set.of(wanted);
+    public static Set<String> idsWith(Map<String, WriteStatus> outcomes, WriteStatus... wanted) {
+        Set<WriteStatus> w = Set.of(wanted);
         Set<String> out = new LinkedHashSet<>();
         outcomes.forEach((id, o) -> {
             if (w.contains(o)) {

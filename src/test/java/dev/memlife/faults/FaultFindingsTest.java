@@ -186,7 +186,7 @@ class FaultFindingsTest {
             throw new AssertionError("drainAll threw instead of reporting; session 's' dirty="
                     + tracker.hasUncommittedWork("s") + ", tracker draining=" + tracker.isDraining(), e);
         }
-        assertThat(report.clean() || report.leftDirtyIds().contains("s")).as("%s", report).isTrue();
+        assertThat(report.complete() || report.leftDirtyIds().contains("s")).as("%s", report).isTrue();
     }
 
     private static String stack(Thread t) {

@@ -9,7 +9,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.StoppedException;
 import dev.memlife.Turn;
-import dev.memlife.WriteOutcome;
+import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult.Extraction;
@@ -17,7 +17,7 @@ import dev.memlife.agent.TeardownResult;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
-import dev.memlife.gateway.ResetOutcome;
+import dev.memlife.gateway.ResetResult;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.session.SessionDrainReport;
 import dev.memlife.session.ShutdownHooks;
@@ -454,11 +454,11 @@ class FaultMatrixTest {
 
         private DrainReport reset() throws Exception {
             long start = System.nanoTime();
-            ResetOutcome o = timed(budgets.resetWait(), "reset", () -> gateway.reset(KEY));
-            assertThat(o.status()).as("%s", o).isIn(ResetOutcome.Status.CLOSED, ResetOutcome.Status.TIMED_OUT);
+            ResetResult o = timed(budgets.resetWait(), "reset", () -> gateway.reset(KEY));
+            assertThat(o.status()).as("%s", o).isIn(ResetResult.Status.CLOSED, ResetResult.Status.TIMED_OUT);
             TeardownResult r = awaitTeardown(start, TeardownMode.CLOSE);
             assertThat(o.eviction()).isPresent();
-            TeardownResult evicted = o.eviction().get().get(EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+            TeardownResult evicted = o.eviction().get().toCompletableFuture().get(EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
             assertThat(evicted.ran()).as("the eviction after a reset finds the close owning the agent").isFalse();
             return r.drainReport().orElseThrow();
         }
@@ -494,7 +494,7 @@ class FaultMatrixTest {
             SessionDrainReport d = timed(budgets.sessionDrain(), "drainAll",
                     () -> tracker.drainAll(budgets.sessionDrain()));
             if (!fault.holdsWriter() && !fault.managerShutByProviderWrite()) {
-                assertThat(d.clean()).as("the commit went through: %s", d).isTrue();
+                assertThat(d.complete()).as("the commit went through: %s", d).isTrue();
             } else {
                 assertThat(d.leftDirtyIds()).as("%s", d).containsExactly(SESSION);
             }
@@ -598,8 +598,8 @@ class FaultMatrixTest {
         }
 
         private void checkAccounting() {
-            Map<String, WriteOutcome> outcomes = Accounting.assertExact(report, accepted.get(), first.ids(), true);
-            Set<String> finished = Accounting.idsWith(outcomes, WriteOutcome.DELIVERED, WriteOutcome.FAILED);
+            Map<String, WriteStatus> outcomes = Accounting.assertExact(report, accepted.get(), first.ids(), true);
+            Set<String> finished = Accounting.idsWith(outcomes, WriteStatus.DELIVERED, WriteStatus.FAILED);
             Set<String> running = new HashSet<>(report.stillRunningWriteIds());
             Set<String> abandoned = new HashSet<>(report.abandonedWriteIds());
             for (Probe p : List.of(first, last)) {

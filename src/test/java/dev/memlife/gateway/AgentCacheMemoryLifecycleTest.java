@@ -149,9 +149,9 @@ class AgentCacheMemoryLifecycleTest {
         AgentGateway gateway = AgentGateway.builder().evictionMode(TeardownMode.COMMIT_THEN_RELEASE).build();
         try {
             gateway.put(KEY, agent);
-            EvictionOutcome eviction = gateway.evict(KEY);
-            assertThat(eviction.status()).isEqualTo(EvictionOutcome.Status.EVICTED);
-            TeardownResult result = eviction.teardown().orElseThrow().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            EvictionResult eviction = gateway.evict(KEY);
+            assertThat(eviction.status()).isEqualTo(EvictionResult.Status.EVICTED);
+            TeardownResult result = eviction.teardown().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
             assertThat(result.ran()).isTrue();
             assertThat(events()).containsExactly("on_session_end", "shutdown");
@@ -167,7 +167,7 @@ class AgentCacheMemoryLifecycleTest {
      * same agent. The worker is still inside onSessionEnd(), so the eviction must not shut the
      * providers down under that extraction, and the providers must be shut down exactly once, after
      * it. (In memlife the eviction is the last step of {@link AgentGateway#reset}, as in the seed's
-     * {@code /new} handler; {@link ResetOutcome#eviction()} is that eviction.)
+     * {@code /new} handler; {@link ResetResult#eviction()} is that eviction.)
      */
     @Test
     void evictionAfterTimedOutResetCleanupLeavesShutdownToIt() throws Exception {
@@ -188,10 +188,10 @@ class AgentCacheMemoryLifecycleTest {
         AgentGateway gateway = AgentGateway.builder().resetTimeout(Duration.ofMillis(50)).build();
         gateway.put(KEY, agent);
         try {
-            ResetOutcome reset = gateway.reset(KEY);
-            assertThat(reset.status()).isEqualTo(ResetOutcome.Status.TIMED_OUT);
+            ResetResult reset = gateway.reset(KEY);
+            assertThat(reset.status()).isEqualTo(ResetResult.Status.TIMED_OUT);
             assertThat(inSessionEnd.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            TeardownResult eviction = reset.eviction().orElseThrow().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            TeardownResult eviction = reset.eviction().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
             assertThat(agent.transcript()).isEmpty(); // the soft eviction finished
             assertThat(eviction.ran()).isFalse();
@@ -230,10 +230,10 @@ class AgentCacheMemoryLifecycleTest {
         AgentGateway gateway = AgentGateway.builder().resetTimeout(Duration.ofMillis(50)).build();
         gateway.put(KEY, agent);
         try {
-            ResetOutcome reset = gateway.reset(KEY);
-            assertThat(reset.status()).isEqualTo(ResetOutcome.Status.TIMED_OUT);
+            ResetResult reset = gateway.reset(KEY);
+            assertThat(reset.status()).isEqualTo(ResetResult.Status.TIMED_OUT);
             assertThat(inFlush.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            TeardownResult eviction = reset.eviction().orElseThrow().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            TeardownResult eviction = reset.eviction().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
             assertThat(agent.transcript()).isEmpty(); // the soft eviction finished
             assertThat(eviction.ran()).isFalse();

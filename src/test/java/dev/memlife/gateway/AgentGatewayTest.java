@@ -53,10 +53,10 @@ class AgentGatewayTest {
 
     @Test
     void unknownKeysAreNoOpsWithAClearResult() {
-        assertThat(gateway.evict("nope").status()).isEqualTo(EvictionOutcome.Status.NOT_CACHED);
+        assertThat(gateway.evict("nope").status()).isEqualTo(EvictionResult.Status.NOT_CACHED);
         assertThat(gateway.evict("nope").teardown()).isEmpty();
-        ResetOutcome reset = gateway.reset("nope");
-        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.NOT_CACHED);
+        ResetResult reset = gateway.reset("nope");
+        assertThat(reset.status()).isEqualTo(ResetResult.Status.NOT_CACHED);
         assertThat(reset.close()).isEmpty();
         assertThat(gateway.peek("nope")).isEmpty();
     }
@@ -146,7 +146,7 @@ class AgentGatewayTest {
         agent.append(Message.user("hi"));
         gateway.put("k", agent);
 
-        TeardownResult result = gateway.evict("k").teardown().orElseThrow().get(10, TimeUnit.SECONDS);
+        TeardownResult result = gateway.evict("k").teardown().orElseThrow().toCompletableFuture().get(10, TimeUnit.SECONDS);
 
         assertThat(result.requested()).isEqualTo(TeardownMode.COMMIT_THEN_RELEASE);
         assertThat(thread.get()).startsWith("memlife-housekeeping-gateway-");
@@ -160,7 +160,7 @@ class AgentGatewayTest {
         RecordingProvider provider = new RecordingProvider("rec");
         gateway.put("k", agent(provider));
 
-        gateway.evict("k").teardown().orElseThrow().get(10, TimeUnit.SECONDS);
+        gateway.evict("k").teardown().orElseThrow().toCompletableFuture().get(10, TimeUnit.SECONDS);
 
         assertThat(provider.events()).containsExactly("shutdown");
     }
@@ -169,11 +169,11 @@ class AgentGatewayTest {
     void explicitEvictionLeavesABusyAgentAlone() {
         RecordingProvider provider = new RecordingProvider("rec");
         try (AgentLease lease = gateway.acquire("k", key -> agent(provider))) {
-            assertThat(gateway.evict("k").status()).isEqualTo(EvictionOutcome.Status.BUSY);
+            assertThat(gateway.evict("k").status()).isEqualTo(EvictionResult.Status.BUSY);
             assertThat(lease.agent().isOpen()).isTrue();
         }
         assertThat(provider.events()).isEmpty();
-        assertThat(gateway.evict("k").status()).isEqualTo(EvictionOutcome.Status.EVICTED);
+        assertThat(gateway.evict("k").status()).isEqualTo(EvictionResult.Status.EVICTED);
     }
 
     @Test
@@ -193,9 +193,9 @@ class AgentGatewayTest {
         RecordingProvider provider = new RecordingProvider("rec");
         gateway.put("k", agent(provider));
 
-        ResetOutcome reset = gateway.reset("k");
+        ResetResult reset = gateway.reset("k");
 
-        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+        assertThat(reset.status()).isEqualTo(ResetResult.Status.CLOSED);
         assertThat(reset.result().orElseThrow().requested()).isEqualTo(TeardownMode.CLOSE);
         assertThat(provider.events()).containsExactly("on_session_end", "shutdown");
         assertThat(gateway.peek("k")).isEmpty();
@@ -210,15 +210,15 @@ class AgentGatewayTest {
         gateway.put("hung", agent(hanging, MemoryManager.builder(), Duration.ofMillis(200)));
         gateway.put("ok", agent(healthy));
         try {
-            ResetOutcome first = gateway.reset("hung");
-            ResetOutcome second = gateway.reset("ok");
+            ResetResult first = gateway.reset("hung");
+            ResetResult second = gateway.reset("ok");
 
-            assertThat(first.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+            assertThat(first.status()).isEqualTo(ResetResult.Status.CLOSED);
             assertThat(first.result().orElseThrow().extraction()).isEqualTo(Extraction.TIMED_OUT);
             // The hung extraction still runs in the provider: it is shut down when it returns, not under it.
             assertThat(first.result().orElseThrow().providersShutDownLater()).containsExactly("hang");
             assertThat(hanging.count("shutdown")).isZero();
-            assertThat(second.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+            assertThat(second.status()).isEqualTo(ResetResult.Status.CLOSED);
             assertThat(healthy.events()).containsExactly("on_session_end", "shutdown");
         } finally {
             hanging.release();
@@ -232,9 +232,9 @@ class AgentGatewayTest {
         gateway.put("k", agent(hanging, MemoryManager.builder().providerShutdownTimeout(Duration.ofMillis(200)),
                 Duration.ofSeconds(60)));
         try {
-            ResetOutcome reset = gateway.reset("k");
+            ResetResult reset = gateway.reset("k");
 
-            assertThat(reset.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+            assertThat(reset.status()).isEqualTo(ResetResult.Status.CLOSED);
             assertThat(reset.result().orElseThrow().drainReport().orElseThrow().providersNotShutDown())
                     .containsExactly("hang");
         } finally {
@@ -248,9 +248,9 @@ class AgentGatewayTest {
         AgentMemory agent = agent(failing);
         gateway.put("k", agent);
 
-        ResetOutcome reset = gateway.reset("k");
+        ResetResult reset = gateway.reset("k");
 
-        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+        assertThat(reset.status()).isEqualTo(ResetResult.Status.CLOSED);
         assertThat(agent.isTornDown()).isTrue();
         assertThat(failing.events()).containsExactly("fail:ON_SESSION_END", "fail:SHUTDOWN");
     }
@@ -266,7 +266,7 @@ class AgentGatewayTest {
 
             assertThat(report.closed()).containsOnlyKeys("ok");
             assertThat(report.notFinished()).containsExactly("hung");
-            assertThat(report.completed()).isFalse();
+            assertThat(report.complete()).isFalse();
             assertThat(report.housekeepingTerminated()).isFalse();
             assertThat(healthy.events()).containsExactly("on_session_end", "shutdown");
             assertThat(gateway.stop()).isSameAs(report);
@@ -285,14 +285,14 @@ class AgentGatewayTest {
         HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
         gateway = AgentGateway.builder().ticker(ticker).resetTimeout(Duration.ofMillis(20)).build();
         gateway.put("k", agent(hanging));
-        ResetOutcome reset = gateway.reset("k");
-        assertThat(reset.status()).isEqualTo(ResetOutcome.Status.TIMED_OUT);
+        ResetResult reset = gateway.reset("k");
+        assertThat(reset.status()).isEqualTo(ResetResult.Status.TIMED_OUT);
         assertThat(hanging.awaitHanging(WAIT)).isTrue();
         hanging.release();
 
         GatewayStopReport report = gateway.stop();
 
-        assertThat(report.completed()).isTrue();
+        assertThat(report.complete()).isTrue();
         assertThat(hanging.count("shutdown")).isEqualTo(1);
     }
 }

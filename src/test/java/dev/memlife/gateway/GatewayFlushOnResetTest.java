@@ -75,9 +75,9 @@ class GatewayFlushOnResetTest {
         try {
             // The gateway cleanup path the /reset handler runs. No explicit flush here: the
             // contract is that the cleanup itself flushes before shutdown.
-            ResetOutcome reset = gateway.reset(KEY);
+            ResetResult reset = gateway.reset(KEY);
 
-            assertThat(reset.status()).isEqualTo(ResetOutcome.Status.CLOSED);
+            assertThat(reset.status()).isEqualTo(ResetResult.Status.CLOSED);
             List<String> diskStateAfterReset = provider.assistantContents();
             assertThat(diskStateAfterReset)
                     .as("#73297 regression: pending memory write lost across reset")

@@ -180,7 +180,7 @@ class GatewayStressTest {
         assertThat(errors).isEmpty();
 
         GatewayStopReport stop = gateway.stop(WAIT);
-        assertThat(stop.completed()).as("stop report %s", stop).isTrue();
+        assertThat(stop.complete()).as("stop report %s", stop).isTrue();
         return check(agents, drain);
     }
 
@@ -302,7 +302,7 @@ class GatewayStressTest {
                     report).isBetween(report.delivered(), mine - report.abandoned());
             if (!drain.isZero()) {
                 // Flushed first and then given time to drain: every accepted write reached the store.
-                assertThat(report.drainedCompletely()).as("drain of %s: %s", t.agent, report).isTrue();
+                assertThat(report.complete()).as("drain of %s: %s", t.agent, report).isTrue();
                 assertThat((long) delivered.size()).as("deliveries to %s: %s", t.agent, report).isEqualTo(mine);
             }
         }

@@ -182,7 +182,7 @@ class BackgroundMemoryCommitTest {
         assertThat(tracker.hasUncommittedWork(sid)).isFalse();
         assertThat(tracker.backgroundCommits()).doesNotContain(t);
         assertThat(report.get().workersJoined()).isEqualTo(1);
-        assertThat(report.get().clean()).isTrue();
+        assertThat(report.get().complete()).isTrue();
     }
 
     private static boolean isJoining(Thread t) {

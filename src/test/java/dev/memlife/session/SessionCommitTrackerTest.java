@@ -46,14 +46,14 @@ class SessionCommitTrackerTest {
         agent.release();
         CommitResult r = first.get(10, TimeUnit.SECONDS);
 
-        assertThat(r.outcome()).isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(r.status()).isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(r.committedGeneration()).as("only what was captured when the commit began").isEqualTo(1);
         assertThat(r.generation()).isEqualTo(2);
         assertThat(r.stillDirty()).isTrue();
         assertThat(tracker.hasUncommittedWork("s")).isTrue();
 
         CommitResult second = tracker.commit("s", agent, false, Duration.ZERO);
-        assertThat(second.outcome()).isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(second.status()).isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(second.committedGeneration()).isEqualTo(2);
         assertThat(tracker.hasUncommittedWork("s")).isFalse();
         assertThat(agent.calls()).isEqualTo(2);
@@ -68,16 +68,16 @@ class SessionCommitTrackerTest {
 
         CommitResult failed = tracker.commit("s", agent, false, Duration.ZERO);
 
-        assertThat(failed.outcome()).isEqualTo(CommitResult.Outcome.FAILED);
+        assertThat(failed.status()).isEqualTo(CommitResult.Status.FAILED);
         assertThat(failed.failure()).isSameAs(boom);
         assertThat(failed.committedGeneration()).isZero();
         assertThat(tracker.hasUncommittedWork("s")).isTrue();
-        assertThat(tracker.commit("s", other, false, Duration.ZERO).outcome())
-                .as("the work still belongs to the owner that failed").isEqualTo(CommitResult.Outcome.NOT_OWNER);
+        assertThat(tracker.commit("s", other, false, Duration.ZERO).status())
+                .as("the work still belongs to the owner that failed").isEqualTo(CommitResult.Status.NOT_OWNER);
         assertThat(other.calls()).isZero();
 
         CommitResult retry = tracker.commit("s", agent, false, Duration.ZERO);
-        assertThat(retry.outcome()).isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(retry.status()).isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(retry.committedGeneration()).isEqualTo(1);
         assertThat(tracker.hasUncommittedWork("s")).isFalse();
     }
@@ -89,14 +89,14 @@ class SessionCommitTrackerTest {
                 .failNextWith(new AssertionError("an Error"), new InterruptedException("test"), fatal);
         tracker.markTurnCompleted("s", agent);
 
-        assertThat(tracker.commit("s", agent, false, Duration.ZERO).outcome()).isEqualTo(CommitResult.Outcome.FAILED);
+        assertThat(tracker.commit("s", agent, false, Duration.ZERO).status()).isEqualTo(CommitResult.Status.FAILED);
         CommitResult interrupted = tracker.commit("s", agent, false, Duration.ZERO);
-        assertThat(interrupted.outcome()).isEqualTo(CommitResult.Outcome.FAILED);
+        assertThat(interrupted.status()).isEqualTo(CommitResult.Status.FAILED);
         assertThat(Thread.interrupted()).as("an owner's InterruptedException restores the flag").isTrue();
         assertThatThrownBy(() -> tracker.commit("s", agent, false, Duration.ZERO)).isSameAs(fatal);
 
         CommitResult after = tracker.commit("s", agent, false, Duration.ZERO);
-        assertThat(after.outcome()).as("not left in flight").isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(after.status()).as("not left in flight").isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(agent.calls()).isEqualTo(4);
     }
 
@@ -110,18 +110,18 @@ class SessionCommitTrackerTest {
         tracker.markTurnCompleted("s", newAgent);
 
         CommitResult refused = tracker.commit("s", newAgent, false, Duration.ZERO);
-        assertThat(refused.outcome()).isEqualTo(CommitResult.Outcome.NOT_OWNER);
+        assertThat(refused.status()).isEqualTo(CommitResult.Status.NOT_OWNER);
         assertThat(newAgent.calls()).isZero();
         assertThat(refused.committedGeneration()).isZero();
 
         CommitResult old = tracker.commit("s", oldAgent, false, Duration.ZERO);
-        assertThat(old.outcome()).isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(old.status()).isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(old.committedGeneration()).as("not the replacement's work").isEqualTo(1);
-        assertThat(tracker.commit("s", oldAgent, false, Duration.ZERO).outcome())
-                .isEqualTo(CommitResult.Outcome.NOT_OWNER);
+        assertThat(tracker.commit("s", oldAgent, false, Duration.ZERO).status())
+                .isEqualTo(CommitResult.Status.NOT_OWNER);
 
         CommitResult fresh = tracker.commit("s", newAgent, false, Duration.ZERO);
-        assertThat(fresh.outcome()).isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(fresh.status()).isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(fresh.committedGeneration()).isEqualTo(2);
     }
 
@@ -133,7 +133,7 @@ class SessionCommitTrackerTest {
         tracker.markTurnCompleted("s", a);
         tracker.markTurnCompleted("s", b);
 
-        assertThat(tracker.commit("s", b, false, Duration.ZERO).outcome()).isEqualTo(CommitResult.Outcome.NOT_OWNER);
+        assertThat(tracker.commit("s", b, false, Duration.ZERO).status()).isEqualTo(CommitResult.Status.NOT_OWNER);
         assertThat(tracker.commit("s", a, false, Duration.ZERO).committedGeneration()).isEqualTo(1);
     }
 
@@ -162,11 +162,11 @@ class SessionCommitTrackerTest {
 
         CommitResult r = tracker.commit("s", agent, false, Duration.ZERO);
 
-        assertThat(r.outcome()).isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(r.status()).isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(r.committedGeneration()).isEqualTo(3);
         assertThat(agent.calls()).isEqualTo(1);
-        assertThat(tracker.commit("s", agent, false, Duration.ZERO).outcome())
-                .isEqualTo(CommitResult.Outcome.NOTHING_TO_COMMIT);
+        assertThat(tracker.commit("s", agent, false, Duration.ZERO).status())
+                .isEqualTo(CommitResult.Status.NOTHING_TO_COMMIT);
         assertThat(agent.calls()).isEqualTo(1);
     }
 
@@ -196,8 +196,8 @@ class SessionCommitTrackerTest {
             assertThat(tracker.registerOwner(sid, agent)).isNull();
             assertThat(tracker.markTurnCompleted(sid, agent)).isZero();
             assertThat(tracker.hasUncommittedWork(sid)).isFalse();
-            assertThat(tracker.commit(sid, agent, true, WAIT).outcome())
-                    .isEqualTo(CommitResult.Outcome.NOTHING_TO_COMMIT);
+            assertThat(tracker.commit(sid, agent, true, WAIT).status())
+                    .isEqualTo(CommitResult.Status.NOTHING_TO_COMMIT);
             assertThat(tracker.commitInBackground(sid, agent).status())
                     .isEqualTo(BackgroundCommit.Status.NOTHING_TO_COMMIT);
             assertThat(tracker.unregisterOwner(sid, agent)).isFalse();
@@ -226,10 +226,10 @@ class SessionCommitTrackerTest {
         CompletableFuture<CommitResult> first = commitAsync("s", agent, false, Duration.ZERO);
         try {
             assertThat(agent.awaitEntered(WAIT)).isTrue();
-            assertThat(tracker.commit("s", agent, false, Duration.ZERO).outcome())
-                    .isEqualTo(CommitResult.Outcome.IN_FLIGHT);
-            assertThat(tracker.commit("s", agent, true, Duration.ofMillis(50)).outcome())
-                    .as("the wait times out").isEqualTo(CommitResult.Outcome.IN_FLIGHT);
+            assertThat(tracker.commit("s", agent, false, Duration.ZERO).status())
+                    .isEqualTo(CommitResult.Status.IN_FLIGHT);
+            assertThat(tracker.commit("s", agent, true, Duration.ofMillis(50)).status())
+                    .as("the wait times out").isEqualTo(CommitResult.Status.IN_FLIGHT);
         } finally {
             agent.release();
         }
@@ -246,14 +246,14 @@ class SessionCommitTrackerTest {
         tracker.markTurnCompleted("s", agent);
 
         CompletableFuture<CommitResult> second = commitAsync("s", agent, true, WAIT);
-        await().atMost(WAIT).until(() -> tracker.commit("s", agent, false, Duration.ZERO).outcome()
-                == CommitResult.Outcome.IN_FLIGHT && agent.calls() == 1);
+        await().atMost(WAIT).until(() -> tracker.commit("s", agent, false, Duration.ZERO).status()
+                == CommitResult.Status.IN_FLIGHT && agent.calls() == 1);
         assertThat(second).isNotDone();
         agent.release();
 
         assertThat(first.get(10, TimeUnit.SECONDS).committedGeneration()).isEqualTo(1);
         CommitResult r = second.get(10, TimeUnit.SECONDS);
-        assertThat(r.outcome()).isEqualTo(CommitResult.Outcome.COMMITTED);
+        assertThat(r.status()).isEqualTo(CommitResult.Status.COMMITTED);
         assertThat(r.committedGeneration()).isEqualTo(2);
         assertThat(agent.calls()).isEqualTo(2);
     }
@@ -267,7 +267,7 @@ class SessionCommitTrackerTest {
             assertThat(agent.awaitEntered(WAIT)).isTrue();
             Thread.currentThread().interrupt();
             CommitResult r = tracker.commit("s", agent, true, WAIT);
-            assertThat(r.outcome()).isEqualTo(CommitResult.Outcome.INTERRUPTED);
+            assertThat(r.status()).isEqualTo(CommitResult.Status.INTERRUPTED);
             assertThat(Thread.interrupted()).isTrue();
         } finally {
             agent.release();

@@ -79,7 +79,7 @@ class SessionDrainTest {
         SessionDrainReport report = tracker.drainAll(WAIT);
 
         assertThat(log).containsExactly("commit:first", "commit:second", "commit:first");
-        assertThat(report.clean()).isTrue();
+        assertThat(report.complete()).isTrue();
         assertThat(report.commits()).isEqualTo(3);
         assertThat(report.sessionsCommitted()).isEqualTo(1);
         assertThat(report.passes()).isEqualTo(1);
@@ -184,7 +184,7 @@ class SessionDrainTest {
 
         SessionDrainReport report = tracker.drainAll(WAIT);
 
-        assertThat(report.clean()).isTrue();
+        assertThat(report.complete()).isTrue();
         assertThat(report.passes()).isEqualTo(2);
         assertThat(report.commits()).isEqualTo(2);
         assertThat(late.calls()).isEqualTo(1);

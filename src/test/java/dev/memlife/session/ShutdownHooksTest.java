@@ -155,7 +155,7 @@ class ShutdownHooksTest {
             assertThat(report.components()).extracting(ShutdownReport.Component::status)
                     .containsExactly(ShutdownReport.Status.TIMED_OUT, ShutdownReport.Status.DONE);
             assertThat(provider.events()).as("the manager reserve let it shut down").contains("shutdown");
-            assertThat(report.allDone()).isFalse();
+            assertThat(report.complete()).isFalse();
         } finally {
             never.countDown();
         }

@@ -6,16 +6,16 @@ import dev.memlife.MemoryProvider;
 import dev.memlife.Message;
 import dev.memlife.QueueFullException;
 import dev.memlife.StoppedException;
-import dev.memlife.WriteOutcome;
+import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.faults.Accounting;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
-import dev.memlife.gateway.EvictionOutcome;
+import dev.memlife.gateway.EvictionResult;
 import dev.memlife.gateway.GatewayStopReport;
-import dev.memlife.gateway.ResetOutcome;
+import dev.memlife.gateway.ResetResult;
 import dev.memlife.session.BackgroundCommit;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.session.SessionDrainReport;
@@ -245,7 +245,7 @@ public final class GatewaySoak {
         timer.awaitTermination(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         hangs.disable(); // nothing hangs from now on: every detached write and extraction can end
         count("gateways", 1);
-        count("gateway stops not completed in time", stop.completed() ? 0 : 1);
+        count("gateway stops not completed in time", stop.complete() ? 0 : 1);
         count("session commits by the drain", drained.commits());
         for (Tracked t : e.agents.values()) {
             check(t);
@@ -259,7 +259,7 @@ public final class GatewaySoak {
         }
         System.out.printf("  epoch %d: %,d agents, %,d writes accepted so far, stop %s, %d memlife threads left, "
                 + "%d failures%n", number, e.agents.size(), get("writes accepted"),
-                stop.completed() ? "complete" : "NOT complete: " + stop, left.size(), failures.size());
+                stop.complete() ? "complete" : "NOT complete: " + stop, left.size(), failures.size());
     }
 
     private static Thread timerThread(Runnable r) {
@@ -306,15 +306,15 @@ public final class GatewaySoak {
         if (dice < 820) {
             turn(e, r, key);
         } else if (dice < 850) {
-            ResetOutcome reset = e.gateway.reset(key);
-            if (reset.status() != ResetOutcome.Status.NOT_CACHED) {
+            ResetResult reset = e.gateway.reset(key);
+            if (reset.status() != ResetResult.Status.NOT_CACHED) {
                 count("resets (/reset)");
             }
-            if (reset.status() == ResetOutcome.Status.TIMED_OUT) {
+            if (reset.status() == ResetResult.Status.TIMED_OUT) {
                 count("resets that stopped waiting");
             }
         } else if (dice < 880) {
-            if (e.gateway.evict(key).status() == EvictionOutcome.Status.EVICTED) {
+            if (e.gateway.evict(key).status() == EvictionResult.Status.EVICTED) {
                 count("evictions");
             }
         } else if (dice < 890) {
@@ -466,9 +466,9 @@ public final class GatewaySoak {
         for (long seq = 1; seq <= accepted; seq++) {
             String id = prefix + ':' + seq;
             int rows = stored.getOrDefault(seq, 0);
-            WriteOutcome outcome = report.outcomeOf(id);
+            WriteStatus outcome = report.statusOf(id);
             count(bucket(outcome), 1);
-            if (outcome != WriteOutcome.STILL_RUNNING) {
+            if (outcome != WriteStatus.STILL_RUNNING) {
                 checkNotLoggedLate(t, id, outcome);
             }
             switch (outcome) {
@@ -525,19 +525,19 @@ public final class GatewaySoak {
      * delivered or failed: it finished after the drain abandoned the rest, before the report was
      * made. Its logged end must agree with the report; an abandoned write must never be logged.
      */
-    private void checkNotLoggedLate(Tracked t, String id, WriteOutcome outcome) {
+    private void checkNotLoggedLate(Tracked t, String id, WriteStatus outcome) {
         Boolean everyProviderTookIt = log.takeLateOutcome(id);
         if (everyProviderTookIt == null) {
             return;
         }
         count("writes reported " + bucket(outcome) + " but logged as finished late", 1);
-        if (outcome == WriteOutcome.ABANDONED || everyProviderTookIt != (outcome == WriteOutcome.DELIVERED)) {
+        if (outcome == WriteStatus.ABANDONED || everyProviderTookIt != (outcome == WriteStatus.DELIVERED)) {
             fail(t.name + ": " + id + " is " + outcome + " in the report but its late end was logged with every "
                     + "provider taking it = " + everyProviderTookIt);
         }
     }
 
-    private static String bucket(WriteOutcome outcome) {
+    private static String bucket(WriteStatus outcome) {
         switch (outcome) {
             case DELIVERED: return "delivered";
             case FAILED: return "failed";

@@ -310,7 +310,7 @@ abstract class JdbcMemoryProviderContract {
         assertThat(report.delivered()).isEqualTo(5);
         assertThat(report.failed()).isEqualTo(5);
         assertThat(report.failuresByProvider()).isEqualTo(Map.of("store", 5L));
-        assertThat(report.drainedCompletely()).isTrue();
+        assertThat(report.complete()).isTrue();
         assertThat(report.providersNotShutDown()).isEmpty();
         assertThat(memory.syncAll("late", "a", "s-1")).isFalse();
         db.comeBack();

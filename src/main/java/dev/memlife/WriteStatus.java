@@ -1,7 +1,7 @@
 package dev.memlife;
 
-/** What became of one accepted write, as a {@link DrainReport} tells it ({@link DrainReport#outcomeOf}). */
-public enum WriteOutcome {
+/** What became of one accepted write, as a {@link DrainReport} tells it ({@link DrainReport#statusOf}). */
+public enum WriteStatus {
     /** Every provider took it without throwing. */
     DELIVERED,
     /** At least one provider threw on it; every other provider of its route still got it. */

@@ -1,0 +1,62 @@
+package dev.memlife.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.agent.TeardownResult;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * What {@link AgentGateway#reset(String)} did. Immutable and thread-safe (the stages it holds
+ * complete on housekeeping threads; they are read-only views, so completing a copy of one changes
+ * nothing in the gateway).
+ *
+ * @param key the key asked for
+ * @param status how the hard close ended within the wait
+ * @param result the hard close's result, when it finished within the wait ({@link Status#CLOSED})
+ * @param close the hard close, which may still be running after {@link Status#TIMED_OUT}; empty if
+ *     not cached
+ * @param eviction the eviction that followed the close's wait (soft; it finds the close owning the
+ *     agent, so it only clears the transcript); empty if not cached
+ */
+public record ResetResult(String key, Status status, Optional<TeardownResult> result,
+        Optional<CompletionStage<TeardownResult>> close, Optional<CompletionStage<TeardownResult>> eviction) {
+
+    /** How the reset's hard close ended, as far as the caller waited. */
+    public enum Status {
+        /** The hard close finished within the reset timeout; {@link #result()} says what it did. */
+        CLOSED,
+        /**
+         * The wait ended (timeout, or the caller was interrupted) before the hard close finished; it
+         * goes on in the background and still owns the agent's teardown.
+         */
+        TIMED_OUT,
+        /** The hard close threw; the agent's claim is over, but its providers may not be shut down. */
+        FAILED,
+        /** No agent is cached under the key; nothing was done. */
+        NOT_CACHED
+    }
+
+    /** Checks the components: a result goes with {@link Status#CLOSED} and only with it. */
+    public ResetResult {
+        requireNonNull(key, "key");
+        requireNonNull(status, "status");
+        requireNonNull(result, "result");
+        requireNonNull(close, "close");
+        requireNonNull(eviction, "eviction");
+        if (result.isPresent() != (status == Status.CLOSED)) {
+            throw new IllegalArgumentException("a result goes with CLOSED and only with it: " + status);
+        }
+    }
+
+    static ResetResult notCached(String key) {
+        return new ResetResult(key, Status.NOT_CACHED, Optional.empty(), Optional.empty(), Optional.empty());
+    }
+
+    static ResetResult of(String key, Status status, TeardownResult result, CompletableFuture<TeardownResult> close,
+            CompletableFuture<TeardownResult> eviction) {
+        return new ResetResult(key, status, Optional.ofNullable(result), Optional.of(close.minimalCompletionStage()),
+                Optional.of(eviction.minimalCompletionStage()));
+    }
+}
