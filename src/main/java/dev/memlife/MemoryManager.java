@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
  */
-public final class MemoryManager {
+public final class MemoryManager implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(MemoryManager.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -79,8 +79,8 @@ public final class MemoryManager {
             AtomicReference<DrainReport> beforeProviders) {}
 
     /** A manager with every default of {@link Builder}. */
-    public MemoryManager() {
-        this(new Builder());
+    public static MemoryManager create() {
+        return builder().build();
     }
 
     private MemoryManager(Builder b) {
@@ -336,6 +336,16 @@ public final class MemoryManager {
     }
 
     // ---- shutdown --------------------------------------------------------------------------------
+
+    /**
+     * {@link #shutdownAll()}, for try-with-resources and frameworks that close what they own:
+     * bounded by the builder's drain timeout plus its provider-shutdown timeout. Call {@code
+     * shutdownAll} itself for the {@link DrainReport}. Idempotent.
+     */
+    @Override
+    public void close() {
+        shutdownAll();
+    }
 
     /**
      * Shuts the manager down with the builder's budgets: the queue drains until the drain timeout,
@@ -602,26 +612,26 @@ public final class MemoryManager {
      */
     public static final class Builder {
 
-        /** Default drain deadline of {@link MemoryManager#shutdownAll()}, in milliseconds. */
-        public static final long DEFAULT_DRAIN_TIMEOUT_MILLIS = 5_000;
+        /** Default drain deadline of {@link MemoryManager#shutdownAll()}. */
+        public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(5);
         /** Default number of writes the queue holds before {@code syncAll} waits. */
         public static final int DEFAULT_QUEUE_CAPACITY = 10_000;
-        /** Default time {@code syncAll} waits for space in a full queue, in milliseconds. */
-        public static final long DEFAULT_ENQUEUE_TIMEOUT_MILLIS = 1_000;
+        /** Default time {@code syncAll} waits for space in a full queue. */
+        public static final Duration DEFAULT_ENQUEUE_TIMEOUT = Duration.ofSeconds(1);
         /** Default largest batch handed to a provider that overrides {@code syncBatch}. */
         public static final int DEFAULT_MAX_BATCH_SIZE = 1_024;
-        /** Default time {@code prefetchAll} waits for the providers, in milliseconds. */
-        public static final long DEFAULT_PREFETCH_TIMEOUT_MILLIS = 2_000;
-        /** Default time shutdown waits for the providers' {@code shutdown()}, in milliseconds. */
-        public static final long DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS = 5_000;
+        /** Default time {@code prefetchAll} waits for the providers. */
+        public static final Duration DEFAULT_PREFETCH_TIMEOUT = Duration.ofSeconds(2);
+        /** Default time shutdown waits for the providers' {@code shutdown()}. */
+        public static final Duration DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
 
         private String name;
-        private Duration drainTimeout = Duration.ofMillis(DEFAULT_DRAIN_TIMEOUT_MILLIS);
+        private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
         private int queueCapacity = DEFAULT_QUEUE_CAPACITY;
-        private Duration enqueueTimeout = Duration.ofMillis(DEFAULT_ENQUEUE_TIMEOUT_MILLIS);
+        private Duration enqueueTimeout = DEFAULT_ENQUEUE_TIMEOUT;
         private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
-        private Duration prefetchTimeout = Duration.ofMillis(DEFAULT_PREFETCH_TIMEOUT_MILLIS);
-        private Duration providerShutdownTimeout = Duration.ofMillis(DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS);
+        private Duration prefetchTimeout = DEFAULT_PREFETCH_TIMEOUT;
+        private Duration providerShutdownTimeout = DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT;
         private ThreadFactory threadFactory;
         private Ticker ticker = Ticker.system();
 
@@ -639,7 +649,7 @@ public final class MemoryManager {
 
         /**
          * The deadline {@link MemoryManager#shutdownAll()} gives the whole queue to drain; default
-         * {@value #DEFAULT_DRAIN_TIMEOUT_MILLIS} ms. Zero abandons whatever is still queued at once.
+         * 5 s. Zero abandons whatever is still queued at once.
          */
         public Builder drainTimeout(Duration drainTimeout) {
             this.drainTimeout = Checks.nonNegative(drainTimeout, "drainTimeout");
@@ -654,7 +664,7 @@ public final class MemoryManager {
 
         /**
          * How long {@code syncAll} waits for space in a full queue before it throws {@link
-         * QueueFullException}; default {@value #DEFAULT_ENQUEUE_TIMEOUT_MILLIS} ms.
+         * QueueFullException}; default 1 s.
          */
         public Builder enqueueTimeout(Duration enqueueTimeout) {
             this.enqueueTimeout = Checks.nonNegative(enqueueTimeout, "enqueueTimeout");
@@ -674,7 +684,7 @@ public final class MemoryManager {
             return this;
         }
 
-        /** How long {@code prefetchAll} waits for the providers; default {@value #DEFAULT_PREFETCH_TIMEOUT_MILLIS} ms. */
+        /** How long {@code prefetchAll} waits for the providers; default 2 s. */
         public Builder prefetchTimeout(Duration prefetchTimeout) {
             this.prefetchTimeout = Checks.positive(prefetchTimeout, "prefetchTimeout");
             return this;
@@ -682,7 +692,7 @@ public final class MemoryManager {
 
         /**
          * How long shutdown waits for the providers' {@code shutdown()} calls together; default
-         * {@value #DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT_MILLIS} ms.
+         * 5 s.
          */
         public Builder providerShutdownTimeout(Duration providerShutdownTimeout) {
             this.providerShutdownTimeout = Checks.nonNegative(providerShutdownTimeout, "providerShutdownTimeout");

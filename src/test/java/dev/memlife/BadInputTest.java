@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Bad input gets a clear error that names what was wrong, and loses nothing. */
 class BadInputTest {
 
-    private static final MemoryManager MANAGER = new MemoryManager();
+    private static final MemoryManager MANAGER = MemoryManager.create();
 
     @AfterEach
     void checkNothingWasQueued() {
@@ -73,7 +73,7 @@ class BadInputTest {
 
     @Test
     void anUnavailableProviderIsNotRegistered() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         boolean added = m.addProvider(new RecordingProvider("offline") {
             @Override
             public boolean isAvailable() {
@@ -94,13 +94,13 @@ class BadInputTest {
 
     @Test
     void aProviderWithABlankNameIsRefused() {
-        assertThatThrownBy(() -> new MemoryManager().addProvider(new RecordingProvider(" ")))
+        assertThatThrownBy(() -> MemoryManager.create().addProvider(new RecordingProvider(" ")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("blank");
     }
 
     @Test
     void addingAProviderAfterShutdownIsRefused() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.shutdownAll();
 
         assertThatThrownBy(() -> m.addProvider(new RecordingProvider("late")))
@@ -131,7 +131,7 @@ class BadInputTest {
 
     @Test
     void theDefaultDrainTimeoutIsFiveSeconds() {
-        assertThat(new MemoryManager().shutdownAll().budget()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(MemoryManager.create().shutdownAll().budget()).isEqualTo(Duration.ofSeconds(5));
     }
 
     @Test

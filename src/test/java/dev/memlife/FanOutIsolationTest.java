@@ -25,7 +25,7 @@ class FanOutIsolationTest {
     void aFailingProviderDoesNotStopTheNextProviderOrTheWriter() {
         FailingProvider failing = new FailingProvider("failing", Hook.SYNC_TURN);
         RecordingProvider next = new RecordingProvider("next");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(failing);
         m.addProvider(next);
 
@@ -46,7 +46,7 @@ class FanOutIsolationTest {
         FailingProvider throwsErrors = new FailingProvider("errors", Set.of(Hook.SYNC_TURN), t -> true,
                 hook -> new AssertionError("provider bug"));
         RecordingProvider next = new RecordingProvider("next");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(throwsErrors);
         m.addProvider(next);
 
@@ -70,7 +70,7 @@ class FanOutIsolationTest {
         FailingProvider overflow = new FailingProvider("overflow", Set.of(Hook.SYNC_TURN),
                 t -> t.assistantContent().equals("first"), hook -> new StackOverflowError("simulated"));
         RecordingProvider after = new RecordingProvider("after");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(overflow);
         m.addProvider(after);
         m.syncAll("u", "first", "s");
@@ -100,7 +100,7 @@ class FanOutIsolationTest {
                 return "remember: the user likes tea";
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(failing);
         m.addProvider(next);
 
@@ -124,7 +124,7 @@ class FanOutIsolationTest {
                 super.onSessionEnd(messages);
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(provider);
         List<Message> transcript = new ArrayList<>(List.of(Message.user("hi"), Message.assistant("hello")));
 
@@ -135,7 +135,7 @@ class FanOutIsolationTest {
         assertThat(provider.sessionEnds()).containsExactly(List.of(Message.user("hi"), Message.assistant("hello")));
         m.shutdownAll();
         assertThatThrownBy(() -> m.onSessionEnd(List.of()))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("shut down");
+                .isInstanceOf(StoppedException.class).hasMessageContaining("is stopped; onSessionEnd refused");
     }
 
     @Test
@@ -165,7 +165,7 @@ class FanOutIsolationTest {
 
     @Test
     void prefetchJoinsBlocksInRegistrationOrder() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         for (String name : List.of("one", "blank", "two")) {
             m.addProvider(new RecordingProvider(name) {
                 @Override
@@ -181,7 +181,7 @@ class FanOutIsolationTest {
 
     @Test
     void toolCallsGoToTheProviderThatOffersTheTool() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(toolProvider("notes", "remember", "notes did it"));
         m.addProvider(toolProvider("facts", "recall", "facts did it"));
 
@@ -193,7 +193,7 @@ class FanOutIsolationTest {
 
     @Test
     void aToolNameRegisteredTwiceKeepsTheFirstProvider() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(toolProvider("first", "remember", "first"));
         m.addProvider(toolProvider("second", "remember", "second"));
 
@@ -204,7 +204,7 @@ class FanOutIsolationTest {
 
     @Test
     void anUnknownToolIsRefusedNamingTheToolsOffered() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(toolProvider("notes", "remember", "ok"));
 
         assertThatThrownBy(() -> m.handleToolCall("forget", Map.of()))
@@ -216,7 +216,7 @@ class FanOutIsolationTest {
 
     @Test
     void aFailingToolCallReturnsAnErrorToTheModel() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(new RecordingProvider("broken") {
             @Override
             public List<ToolSchema> toolSchemas() {

@@ -21,7 +21,7 @@ class FlushBarrierTest {
     @Test
     void flushCoversOnlyWritesAcceptedBeforeIt() throws Exception {
         HeldWrites provider = new HeldWrites("held").hold("A").hold("C");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(provider);
         m.syncAll("1", "A", "s");
         m.syncAll("2", "B", "s");
@@ -41,7 +41,7 @@ class FlushBarrierTest {
 
     @Test
     void flushReturnsAtOnceWithoutTouchingTheWriterWhenNothingIsPending() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(new RecordingProvider("rec"));
 
         assertThat(m.flushPending(Duration.ofSeconds(30))).isTrue();
@@ -56,7 +56,7 @@ class FlushBarrierTest {
     @Test
     void flushReturnsFalseWhenTheTimeoutPasses() {
         GatedProvider gated = new GatedProvider("gated");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(gated);
         try {
             m.syncAll("u", "a", "s");
@@ -73,7 +73,7 @@ class FlushBarrierTest {
     @Test
     void flushReturnsFalseOnInterruptAndRestoresTheFlag() throws Exception {
         GatedProvider gated = new GatedProvider("gated");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(gated);
         AtomicReference<Boolean> result = new AtomicReference<>();
         AtomicBoolean flagAfter = new AtomicBoolean();
@@ -107,7 +107,7 @@ class FlushBarrierTest {
                 super.syncTurn(turn);
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         self.set(m);
         m.addProvider(reentrant);
 
@@ -120,7 +120,7 @@ class FlushBarrierTest {
 
     @Test
     void flushNeverThrowsOnAnOddTimeout() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(new RecordingProvider("rec"));
         m.syncAll("u", "a", "s");
 
@@ -155,7 +155,7 @@ class FlushBarrierTest {
     @Test
     void flushReturnsFalseAtOnceForAWriteTheDrainAbandoned() throws Exception {
         HeldWrites provider = new HeldWrites("held").hold("A");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(provider);
         m.syncAll("1", "A", "s");
         m.syncAll("2", "B", "s");

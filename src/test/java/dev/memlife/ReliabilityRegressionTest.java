@@ -5,8 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.memlife.agent.AgentMemory;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownResult;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.HangingProvider;
@@ -16,7 +17,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
@@ -31,7 +31,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -74,7 +73,7 @@ class ReliabilityRegressionTest {
     @Test
     void writesBeforeAStuckWriteOfTheSameBatchAreReportedDelivered() throws Exception {
         HeldWrites held = new HeldWrites("held").hold("w0").hold("w5");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(held);
         try {
             queueBehindHeld(m, held, "w0", List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7"));
@@ -104,7 +103,7 @@ class ReliabilityRegressionTest {
     void aWriteStillRunningAtTheDeadlineStillReachesEveryLaterProvider() throws Exception {
         HeldWrites first = new HeldWrites("first").hold("w1");
         RecordingProvider second = new RecordingProvider("second");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(first);
         m.addProvider(second);
         m.syncAll("u", "w1", "s");
@@ -202,7 +201,7 @@ class ReliabilityRegressionTest {
                 }
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(interrupter);
         m.addProvider(file);
         for (int i = 0; i < 3; i++) {
@@ -226,7 +225,7 @@ class ReliabilityRegressionTest {
         FailingProvider overflow = new FailingProvider("overflow", Set.of(Hook.SYNC_TURN),
                 t -> t.assistantContent().equals("w2"), hook -> new StackOverflowError("simulated"));
         RecordingProvider last = new RecordingProvider("last");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(held);
         m.addProvider(overflow);
         m.addProvider(last);
@@ -252,13 +251,13 @@ class ReliabilityRegressionTest {
     void noProviderIsShutDownBeforeALateExtractionHasPassedIt() {
         HangingProvider hanging = new HangingProvider("hanging", Hook.ON_SESSION_END);
         RecordingProvider after = new RecordingProvider("after");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(hanging);
         m.addProvider(after);
         AgentMemory agent = AgentMemory.builder(m).extractionTimeout(Duration.ofMillis(100)).build();
         TeardownResult result;
         try {
-            result = agent.close();
+            result = agent.tearDown(TeardownMode.CLOSE);
 
             assertThat(result.extraction()).isEqualTo(Extraction.TIMED_OUT);
             assertThat(result.providersShutDownLater()).containsExactlyInAnyOrder("hanging", "after");
@@ -307,7 +306,7 @@ class ReliabilityRegressionTest {
     @Test
     void shutdownFromInsideAWriteDoesNotWaitForItself() throws Exception {
         ShutsDownFromInside provider = new ShutsDownFromInside(true);
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         provider.manager = m;
         m.addProvider(provider);
         m.syncAll("u", "stop", "s");
@@ -330,7 +329,7 @@ class ReliabilityRegressionTest {
     @Test
     void aReentrantShutdownBringsTheHostsDeadlineForward() throws Exception {
         ShutsDownFromInside provider = new ShutsDownFromInside(true);
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         provider.manager = m;
         m.addProvider(provider);
         m.syncAll("u", "stop", "s");
@@ -367,7 +366,7 @@ class ReliabilityRegressionTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("drainTimeout");
         assertThatThrownBy(() -> AgentGateway.builder().resetTimeout(huge))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resetTimeout");
-        assertThatThrownBy(() -> AgentMemory.builder(new MemoryManager()).flushTimeout(huge))
+        assertThatThrownBy(() -> AgentMemory.builder(MemoryManager.create()).flushTimeout(huge))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flushTimeout");
         assertThatThrownBy(() -> MemoryManager.builder().providerShutdownTimeout(huge))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("providerShutdownTimeout");
@@ -393,7 +392,7 @@ class ReliabilityRegressionTest {
                 seen.add(ids(turns));
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(keeper);
         for (int round = 0; round < 20; round++) {
             for (int i = 0; i < 5; i++) {
@@ -411,7 +410,7 @@ class ReliabilityRegressionTest {
     /** Defect 10c: a blank user text dropped a real assistant reply with no count and no log. */
     @Test
     void aBlankUserTurnIsCountedNotDroppedUnseen() {
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         assertThat(m.syncAll(" ", "a real reply", "s")).isFalse();
         assertThat(m.blankTurns()).isEqualTo(1);
         DrainReport report = m.shutdownAll();
@@ -435,7 +434,7 @@ class ReliabilityRegressionTest {
                 super.shutdown();
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(slowShutdown);
         CompletableFuture<DrainReport> report = CompletableFuture.supplyAsync(m::shutdownAll);
         assertThat(shuttingDown.await(10, TimeUnit.SECONDS)).isTrue();

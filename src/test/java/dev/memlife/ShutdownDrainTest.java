@@ -39,7 +39,7 @@ class ShutdownDrainTest {
                 log.add("shutdown");
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(provider);
         for (int i = 0; i < 50; i++) {
             m.syncAll("u", "a" + i, "s");
@@ -104,7 +104,7 @@ class ShutdownDrainTest {
                 seen.add(turn.assistantContent());
             }
         };
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(slow);
         for (int i = 0; i < 200; i++) {
             m.syncAll("u", "a" + i, "s");
@@ -146,7 +146,7 @@ class ShutdownDrainTest {
     @Test
     void drainDeadlineHoldsWhenAProviderHangsInAWrite() {
         HangingProvider hanging = new HangingProvider("hangs", Hook.SYNC_TURN);
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(hanging);
         try {
             m.syncAll("u", "a", "s");
@@ -172,7 +172,7 @@ class ShutdownDrainTest {
     @Test
     void providersAreShutDownOnceInReverseRegistrationOrder() {
         List<String> order = new CopyOnWriteArrayList<>();
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         for (String name : List.of("first", "second", "third")) {
             m.addProvider(new RecordingProvider(name) {
                 @Override
@@ -191,7 +191,7 @@ class ShutdownDrainTest {
     @Test
     void aSecondShutdownReturnsTheFirstReportAndCallsNoProviderAgain() {
         RecordingProvider provider = new RecordingProvider("rec");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(provider);
         m.syncAll("u", "a", "s");
 
@@ -209,7 +209,7 @@ class ShutdownDrainTest {
     @Test
     void concurrentShutdownCallsShareOneDrainUnderTheEarliestDeadline() throws Exception {
         GatedProvider gated = new GatedProvider("gated");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(gated);
         m.syncAll("u", "a", "s");
         assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
@@ -250,7 +250,7 @@ class ShutdownDrainTest {
     void aProviderThatThrowsInShutdownDoesNotStopTheOthers() {
         FailingProvider failing = new FailingProvider("failing", Hook.SHUTDOWN);
         RecordingProvider first = new RecordingProvider("first");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(first);
         m.addProvider(failing);
 
@@ -264,7 +264,7 @@ class ShutdownDrainTest {
     @Test
     void aWriteAfterShutdownIsRejectedCountedAndTheCallerLearnsIt() {
         RecordingProvider provider = new RecordingProvider("rec");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(provider);
         m.shutdownAll();
 
@@ -278,7 +278,7 @@ class ShutdownDrainTest {
     @Test
     void writesArrivingDuringTheDrainAreRejectedAndInTheReport() throws Exception {
         GatedProvider gated = new GatedProvider("gated");
-        MemoryManager m = new MemoryManager();
+        MemoryManager m = MemoryManager.create();
         m.addProvider(gated);
         m.syncAll("u", "held", "s");
         assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();

@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
  */
-public final class AgentMemory implements SessionCommitter {
+public final class AgentMemory implements SessionCommitter, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentMemory.class);
 
@@ -77,8 +77,8 @@ public final class AgentMemory implements SessionCommitter {
     private final ReentrantLock commitLock = new ReentrantLock();
 
     /** An agent over {@code manager} with every default of {@link Builder}. */
-    public AgentMemory(MemoryManager manager) {
-        this(new Builder(manager));
+    public static AgentMemory create(MemoryManager manager) {
+        return new Builder(manager).build();
     }
 
     private AgentMemory(Builder b) {
@@ -140,9 +140,16 @@ public final class AgentMemory implements SessionCommitter {
         return tearDown(TeardownMode.COMMIT_THEN_RELEASE);
     }
 
-    /** {@link #tearDown tearDown}({@link TeardownMode#CLOSE}): the hard close at a session boundary. */
-    public TeardownResult close() {
-        return tearDown(TeardownMode.CLOSE);
+    /**
+     * {@link #tearDown tearDown}({@link TeardownMode#CLOSE}): the hard close at a session boundary,
+     * bounded by the flush and extraction timeouts and the manager's shutdown budgets. For
+     * try-with-resources; call {@code tearDown(TeardownMode.CLOSE)} for its {@link TeardownResult}, or
+     * {@link #release()} where the conversation should stay resumable. Idempotent: a later call
+     * (or one racing another teardown) does nothing.
+     */
+    @Override
+    public void close() {
+        tearDown(TeardownMode.CLOSE);
     }
 
     /**
@@ -384,14 +391,14 @@ public final class AgentMemory implements SessionCommitter {
      */
     public static final class Builder {
 
-        /** Default longest wait for the queued writes before extraction and shutdown, in milliseconds. */
-        public static final long DEFAULT_FLUSH_TIMEOUT_MILLIS = 10_000;
-        /** Default longest wait for end-of-session extraction, in milliseconds. */
-        public static final long DEFAULT_EXTRACTION_TIMEOUT_MILLIS = 60_000;
+        /** Default longest wait for the queued writes before extraction and shutdown. */
+        public static final Duration DEFAULT_FLUSH_TIMEOUT = Duration.ofSeconds(10);
+        /** Default longest wait for end-of-session extraction. */
+        public static final Duration DEFAULT_EXTRACTION_TIMEOUT = Duration.ofMinutes(1);
 
         private final MemoryManager manager;
-        private Duration flushTimeout = Duration.ofMillis(DEFAULT_FLUSH_TIMEOUT_MILLIS);
-        private Duration extractionTimeout = Duration.ofMillis(DEFAULT_EXTRACTION_TIMEOUT_MILLIS);
+        private Duration flushTimeout = DEFAULT_FLUSH_TIMEOUT;
+        private Duration extractionTimeout = DEFAULT_EXTRACTION_TIMEOUT;
         private ThreadFactory threadFactory;
         private TeardownListener listener = TeardownListener.NONE;
 
@@ -401,14 +408,14 @@ public final class AgentMemory implements SessionCommitter {
 
         /**
          * How long a teardown or commit waits for the queued writes; default {@value
-         * #DEFAULT_FLUSH_TIMEOUT_MILLIS} ms. Zero skips the wait (the manager's drain still runs).
+         * #DEFAULT_FLUSH_TIMEOUT} ms. Zero skips the wait (the manager's drain still runs).
          */
         public Builder flushTimeout(Duration flushTimeout) {
             this.flushTimeout = Checks.nonNegative(flushTimeout, "flushTimeout");
             return this;
         }
 
-        /** How long extraction may take before it is left running detached; default {@value #DEFAULT_EXTRACTION_TIMEOUT_MILLIS} ms. */
+        /** How long extraction may take before it is left running detached; default 1 min. */
         public Builder extractionTimeout(Duration extractionTimeout) {
             this.extractionTimeout = Checks.positive(extractionTimeout, "extractionTimeout");
             return this;

@@ -135,7 +135,7 @@ public final class Demo {
                 .name("sqlite").build());
         manager.addProvider(new SometimesSlow(new Random(options.seed ^ key.hashCode() ^ agents.size())));
         manager.initializeAll(key);
-        AgentMemory agent = new AgentMemory(manager);
+        AgentMemory agent = AgentMemory.create(manager);
         agents.add(agent);
         return agent;
     }

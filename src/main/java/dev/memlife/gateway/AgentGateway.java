@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
  */
-public final class AgentGateway {
+public final class AgentGateway implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentGateway.class);
     /** Idle housekeeping threads end after this long; the next teardown starts one again. */
@@ -239,6 +239,16 @@ public final class AgentGateway {
         return ResetResult.of(key, status, result, close, evictRemoved(entry, "after reset"));
     }
 
+    /**
+     * {@link #stop()}, for try-with-resources and frameworks that close what they own: bounded by
+     * the builder's stop timeout. Call {@code stop} itself for the {@link GatewayStopReport}.
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        stop();
+    }
+
     /** {@link #stop(Duration)} with the builder's stop timeout. */
     public GatewayStopReport stop() {
         return stop(stopTimeout);
@@ -336,23 +346,23 @@ public final class AgentGateway {
 
         /** Default most agents cached; past it the least recently used idle agent is evicted. */
         public static final int DEFAULT_MAX_AGENTS = 128;
-        /** Default idle time after which the sweep evicts an agent, in milliseconds (1 h). */
-        public static final long DEFAULT_IDLE_TTL_MILLIS = 3_600_000;
-        /** Default least time between two idle sweeps run by {@code acquire} and {@code put}, in milliseconds. */
-        public static final long DEFAULT_SWEEP_INTERVAL_MILLIS = 60_000;
-        /** Default longest wait of {@code reset} for the hard close, in milliseconds. */
-        public static final long DEFAULT_RESET_TIMEOUT_MILLIS = 30_000;
-        /** Default shared deadline of {@code stop}, in milliseconds. */
-        public static final long DEFAULT_STOP_TIMEOUT_MILLIS = 30_000;
+        /** Default idle time after which the sweep evicts an agent: 1 h. */
+        public static final Duration DEFAULT_IDLE_TTL = Duration.ofHours(1);
+        /** Default least time between two idle sweeps run by {@code acquire} and {@code put}. */
+        public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofMinutes(1);
+        /** Default longest wait of {@code reset} for the hard close. */
+        public static final Duration DEFAULT_RESET_TIMEOUT = Duration.ofSeconds(30);
+        /** Default shared deadline of {@code stop}. */
+        public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(30);
         /** Default number of housekeeping threads. */
         public static final int DEFAULT_HOUSEKEEPING_THREADS = 4;
 
         private String name = "gateway";
         private int maxAgents = DEFAULT_MAX_AGENTS;
-        private Duration idleTtl = Duration.ofMillis(DEFAULT_IDLE_TTL_MILLIS);
-        private Duration sweepInterval = Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MILLIS);
-        private Duration resetTimeout = Duration.ofMillis(DEFAULT_RESET_TIMEOUT_MILLIS);
-        private Duration stopTimeout = Duration.ofMillis(DEFAULT_STOP_TIMEOUT_MILLIS);
+        private Duration idleTtl = DEFAULT_IDLE_TTL;
+        private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
+        private Duration resetTimeout = DEFAULT_RESET_TIMEOUT;
+        private Duration stopTimeout = DEFAULT_STOP_TIMEOUT;
         private int housekeepingThreads = DEFAULT_HOUSEKEEPING_THREADS;
         private ThreadFactory threadFactory;
         private TeardownMode evictionMode = TeardownMode.COMMIT_THEN_RELEASE;
@@ -376,7 +386,7 @@ public final class AgentGateway {
             return this;
         }
 
-        /** How long an agent may sit idle before the sweep evicts it; default {@value #DEFAULT_IDLE_TTL_MILLIS} ms. */
+        /** How long an agent may sit idle before the sweep evicts it; default 1 h. */
         public Builder idleTtl(Duration idleTtl) {
             this.idleTtl = Checks.positive(idleTtl, "idleTtl");
             return this;
@@ -384,7 +394,7 @@ public final class AgentGateway {
 
         /**
          * The least time between two idle sweeps that {@code acquire} and {@code put} run on the
-         * caller's way; default {@value #DEFAULT_SWEEP_INTERVAL_MILLIS} ms. {@link
+         * caller's way; default 1 min. {@link
          * AgentGateway#sweepIdle()} can be called at any time regardless.
          */
         public Builder sweepInterval(Duration sweepInterval) {
@@ -392,13 +402,13 @@ public final class AgentGateway {
             return this;
         }
 
-        /** How long {@code reset} waits for the hard close; default {@value #DEFAULT_RESET_TIMEOUT_MILLIS} ms. */
+        /** How long {@code reset} waits for the hard close; default 30 s. */
         public Builder resetTimeout(Duration resetTimeout) {
             this.resetTimeout = Checks.positive(resetTimeout, "resetTimeout");
             return this;
         }
 
-        /** The shared deadline of {@link AgentGateway#stop()}; default {@value #DEFAULT_STOP_TIMEOUT_MILLIS} ms. */
+        /** The shared deadline of {@link AgentGateway#stop()}; default 30 s. */
         public Builder stopTimeout(Duration stopTimeout) {
             this.stopTimeout = Checks.positive(stopTimeout, "stopTimeout");
             return this;

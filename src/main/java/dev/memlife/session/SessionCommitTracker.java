@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * <p>This class is thread-safe: one lock guards all session state, and every method may be called
  * from any thread at any time, including from inside an owner's commit.
  */
-public final class SessionCommitTracker {
+public final class SessionCommitTracker implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SessionCommitTracker.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -44,6 +44,7 @@ public final class SessionCommitTracker {
     private final String name;
     private final int drainParallelism;
     private final Duration backgroundWaitTimeout;
+    private final Duration closeTimeout;
     private final ThreadFactory threadFactory;
     private final BackgroundCommits background;
 
@@ -51,14 +52,15 @@ public final class SessionCommitTracker {
     private final SessionTable table;
 
     /** A tracker with every default of {@link Builder}. */
-    public SessionCommitTracker() {
-        this(new Builder());
+    public static SessionCommitTracker create() {
+        return new Builder().build();
     }
 
     private SessionCommitTracker(Builder b) {
         this.name = b.name != null ? b.name : "sessions-" + INSTANCES.incrementAndGet();
         this.drainParallelism = b.drainParallelism;
         this.backgroundWaitTimeout = b.backgroundWaitTimeout;
+        this.closeTimeout = b.closeTimeout;
         this.threadFactory = b.threadFactory;
         this.background = new BackgroundCommits(b.maxBackgroundCommits);
         this.ticker = b.ticker;
@@ -250,6 +252,17 @@ public final class SessionCommitTracker {
     // ---- shutdown drain --------------------------------------------------------------------------
 
     /**
+     * {@link #drainAll drainAll} with the builder's {@linkplain Builder#closeTimeout close timeout},
+     * for try-with-resources and frameworks that close what they own: commits what is still
+     * uncommitted and refuses later background commits. Call {@code drainAll} itself for the
+     * {@link SessionDrainReport}. May be called again.
+     */
+    @Override
+    public void close() {
+        drainAll(closeTimeout);
+    }
+
+    /**
      * Commits everything still uncommitted, within one deadline. Marks the tracker draining (later
      * background commits are refused for good), waits for the registered background workers, and
      * commits the dirty sessions — up to the builder's drain parallelism at once, each session's
@@ -307,13 +320,16 @@ public final class SessionCommitTracker {
         public static final int DEFAULT_DRAIN_PARALLELISM = 16;
         /** Default most background commit workers registered at once. */
         public static final int DEFAULT_MAX_BACKGROUND_COMMITS = 256;
-        /** Default time a background commit waits for a commit already in flight, in milliseconds. */
-        public static final long DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS = 30_000;
+        /** Default time a background commit waits for a commit already in flight. */
+        public static final Duration DEFAULT_BACKGROUND_WAIT_TIMEOUT = Duration.ofSeconds(30);
+        /** Default budget of {@link SessionCommitTracker#close()}'s drain. */
+        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
         private String name;
         private int drainParallelism = DEFAULT_DRAIN_PARALLELISM;
         private int maxBackgroundCommits = DEFAULT_MAX_BACKGROUND_COMMITS;
-        private Duration backgroundWaitTimeout = Duration.ofMillis(DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS);
+        private Duration backgroundWaitTimeout = DEFAULT_BACKGROUND_WAIT_TIMEOUT;
+        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
         private ThreadFactory threadFactory;
         private Ticker ticker = Ticker.system();
 
@@ -346,10 +362,16 @@ public final class SessionCommitTracker {
 
         /**
          * How long a background commit waits for a commit of the same session already in flight;
-         * default {@value #DEFAULT_BACKGROUND_WAIT_TIMEOUT_MILLIS} ms.
+         * default 30 s.
          */
         public Builder backgroundWaitTimeout(Duration backgroundWaitTimeout) {
             this.backgroundWaitTimeout = Checks.nonNegative(backgroundWaitTimeout, "backgroundWaitTimeout");
+            return this;
+        }
+
+        /** The budget of {@link SessionCommitTracker#close()}'s drain; default 30 s. */
+        public Builder closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = Checks.nonNegative(closeTimeout, "closeTimeout");
             return this;
         }
 

@@ -31,23 +31,23 @@ import java.util.function.Supplier;
  * <p>Order, because a commit needs a live manager: trackers first, then the other components,
  * then the managers' {@code shutdownAll}. Within each group every component runs at once on a
  * daemon thread of its own, handed what is left of the deadline less a slack (a tenth of it, at
- * most {@value #SLACK_MILLIS} ms), so a component that keeps its budget is reported with its own
+ * most 200 ms), so a component that keeps its budget is reported with its own
  * report; the hook stops waiting at the deadline, so a hung component cannot hold the JVM. The trackers and
- * components stop {@value #MANAGER_RESERVE_PERCENT}% of the deadline early, keeping that share for
+ * components stop 10 % of the deadline early, keeping that share for
  * the managers, so a hung commit cannot starve the managers' queued writes. The hook writes its
  * summary straight to {@code System.err} (guarded), because the logging backend may already be
  * stopped by its own shutdown hook.
  *
  * <p>This class is thread-safe: registrations are copy-on-write, and the lifecycle moves by CAS.
  */
-public final class ShutdownHooks {
+public final class ShutdownHooks implements AutoCloseable {
 
-    /** Default shared deadline of the shutdown drain, in milliseconds. */
-    public static final long DEFAULT_DEADLINE_MILLIS = 20_000;
+    /** Default shared deadline of the shutdown drain. */
+    public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(20);
     /** Share of the deadline kept for the managers after the trackers and components, in percent. */
-    public static final int MANAGER_RESERVE_PERCENT = 10;
-    /** Most a component's budget is cut below the time the hook waits for it, in milliseconds. */
-    public static final long SLACK_MILLIS = 200;
+    private static final int MANAGER_RESERVE_PERCENT = 10;
+    /** Most a component's budget is cut below the time the hook waits for it. */
+    private static final Duration SLACK = Duration.ofMillis(200);
 
     /** The lifecycle of one installed hook. */
     public enum State {
@@ -55,7 +55,7 @@ public final class ShutdownHooks {
         INSTALLED,
         /** The JVM is shutting down and the hook is draining (or has drained). */
         RUNNING,
-        /** Removed by {@link #close()}; it will not drain. */
+        /** Removed by {@link #uninstall()} or {@link #close()}; the JVM will not run it. */
         CLOSED
     }
 
@@ -107,14 +107,14 @@ public final class ShutdownHooks {
         this.hook = new Thread(this::runAsHook, "memlife-shutdown-hook");
     }
 
-    /** {@link #install(Duration)} with the default deadline of {@value #DEFAULT_DEADLINE_MILLIS} ms. */
+    /** {@link #install(Duration)} with the default deadline of 20 s. */
     public static ShutdownHooks install() {
-        return install(Duration.ofMillis(DEFAULT_DEADLINE_MILLIS));
+        return install(DEFAULT_DEADLINE);
     }
 
     /**
      * Installs the process-wide hook, once: a later call returns the installed instance unchanged
-     * (its deadline stays the first one given). After {@link #close()}, a call installs a new one.
+     * (its deadline stays the first one given). After {@link #uninstall()} or {@link #close()}, a call installs a new one.
      *
      * @param deadline the shared deadline of the whole shutdown drain
      * @throws IllegalArgumentException if {@code deadline} is negative
@@ -139,7 +139,7 @@ public final class ShutdownHooks {
      */
     private static void warmUp() {
         ShutdownPhases.run(List.of(new ShutdownPhases.Entry(ShutdownPhases.Group.COMPONENTS, "warm-up", b -> b)),
-                Deadline.after(Ticker.system(), Duration.ofSeconds(1)), MANAGER_RESERVE_PERCENT, Duration.ofMillis(SLACK_MILLIS))
+                Deadline.after(Ticker.system(), Duration.ofSeconds(1)), MANAGER_RESERVE_PERCENT, SLACK)
                 .toString();
     }
 
@@ -183,7 +183,7 @@ public final class ShutdownHooks {
      */
     public ShutdownReport drainNow() {
         return ShutdownPhases.run(List.copyOf(entries), Deadline.after(ticker, deadline), MANAGER_RESERVE_PERCENT,
-                Duration.ofMillis(SLACK_MILLIS));
+                SLACK);
     }
 
     private void runAsHook() {
@@ -211,7 +211,7 @@ public final class ShutdownHooks {
      *
      * @return true if the hook was removed from the runtime by this call
      */
-    public boolean close() {
+    public boolean uninstall() {
         if (!state.compareAndSet(State.INSTALLED, State.CLOSED)) {
             return false;
         }
@@ -224,6 +224,20 @@ public final class ShutdownHooks {
             return registry.remove(hook);
         } catch (IllegalStateException shutdownInProgress) {
             return false;
+        }
+    }
+
+    /**
+     * The orderly end of an application that drains on its own terms: {@linkplain #uninstall()
+     * removes the hook} and, if this call removed it, runs the drain now on this thread ({@link
+     * #drainNow()}, bounded by the deadline), so the registered components are drained exactly
+     * once, here rather than at JVM exit. Does nothing if the hook was already removed or the JVM's
+     * shutdown has started it. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (uninstall()) {
+            drainNow();
         }
     }
 

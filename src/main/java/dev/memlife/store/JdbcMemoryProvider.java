@@ -3,6 +3,7 @@ package dev.memlife.store;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.MemoryProvider;
+import dev.memlife.StoppedException;
 import dev.memlife.Message;
 import dev.memlife.Turn;
 import java.nio.file.Path;
@@ -53,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * Builder#lockTimeout}. After {@link #shutdown()} writes are refused and the read-back methods still
  * work, each on a connection of its own.
  */
-public final class JdbcMemoryProvider implements MemoryProvider {
+public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcMemoryProvider.class);
 
@@ -143,7 +144,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
      * backoff; an interrupt during a backoff ends the retries at once (flag restored).
      *
      * @throws JdbcStoreException if every attempt failed; nothing of the batch was stored
-     * @throws IllegalStateException if the provider was shut down
+     * @throws StoppedException if the provider was shut down
      */
     @Override
     public void syncBatch(List<Turn> turns) {
@@ -246,6 +247,16 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         }
     }
 
+    /**
+     * {@link #shutdown()}, for try-with-resources and frameworks that close what they own (a store
+     * the application builds once and hands to its managers). Waits at most for the statement in
+     * progress (bounded by the lock timeout). Idempotent.
+     */
+    @Override
+    public void close() {
+        shutdown();
+    }
+
     @Override
     public String toString() {
         return "JdbcMemoryProvider[" + name + ", " + database.description() + "]";
@@ -268,8 +279,7 @@ public final class JdbcMemoryProvider implements MemoryProvider {
 
     private void checkOpen(String method) {
         if (state.get() != State.OPEN) {
-            throw new IllegalStateException(name + " is shut down; " + method + " refused (" + database.description()
-                    + ")");
+            throw new StoppedException("store '" + name + "' (" + database.description() + ")", method);
         }
     }
 
@@ -302,9 +312,9 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         /** Default {@link #retryAttempts(int) attempts} per write: {@value}. */
         public static final int DEFAULT_RETRY_ATTEMPTS = 3;
         /** Default {@link #retryBackoff(Duration) backoff} after the first failure: {@value} ms. */
-        public static final long DEFAULT_RETRY_BACKOFF_MILLIS = 100;
+        public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofMillis(100);
         /** Default {@link #lockTimeout(Duration) lock timeout}: {@value} ms. */
-        public static final long DEFAULT_LOCK_TIMEOUT_MILLIS = 5_000;
+        public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(5);
         /** Longest {@link #lockTimeout(Duration) lock timeout}: {@link Integer#MAX_VALUE} ms, about 24.8 days. */
         public static final Duration MAX_LOCK_TIMEOUT = Duration.ofMillis(Integer.MAX_VALUE);
         /** Longest {@link #retryBackoff(Duration) backoff}: the longest wait between two attempts, 30 s. */
@@ -320,8 +330,8 @@ public final class JdbcMemoryProvider implements MemoryProvider {
         private String tablePrefix = DEFAULT_TABLE_PREFIX;
         private int prefetchLimit = DEFAULT_PREFETCH_LIMIT;
         private int retryAttempts = DEFAULT_RETRY_ATTEMPTS;
-        private Duration retryBackoff = Duration.ofMillis(DEFAULT_RETRY_BACKOFF_MILLIS);
-        private Duration lockTimeout = Duration.ofMillis(DEFAULT_LOCK_TIMEOUT_MILLIS);
+        private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
+        private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
         private Sleeper sleeper = Sleeper.system();
         private Clock wallClock = Clock.systemUTC();
 

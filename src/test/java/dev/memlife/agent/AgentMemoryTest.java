@@ -36,11 +36,11 @@ class AgentMemoryTest {
     @Test
     void closeFlushesThenExtractsThenShutsDownOnce() {
         RecordingProvider provider = new RecordingProvider("rec");
-        AgentMemory agent = new AgentMemory(manager(provider));
+        AgentMemory agent = AgentMemory.create(manager(provider));
         agent.append(Message.user("hi"));
         agent.memory().syncAll("a", "reply", "s");
 
-        TeardownResult result = agent.close();
+        TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
 
         assertThat(provider.events()).containsExactly("sync:a", "on_session_end", "shutdown");
         assertThat(result.ran()).isTrue();
@@ -54,7 +54,7 @@ class AgentMemoryTest {
     @Test
     void releaseDoesNotExtract() {
         RecordingProvider provider = new RecordingProvider("rec");
-        AgentMemory agent = new AgentMemory(manager(provider));
+        AgentMemory agent = AgentMemory.create(manager(provider));
 
         TeardownResult result = agent.release();
 
@@ -66,8 +66,8 @@ class AgentMemoryTest {
     @Test
     void loserReturnsAtOnceNamingTheOwnerAndAwaitTeardownWaitsForIt() throws Exception {
         HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
-        AgentMemory agent = new AgentMemory(manager(provider));
-        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(agent::close);
+        AgentMemory agent = AgentMemory.create(manager(provider));
+        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(() -> agent.tearDown(TeardownMode.CLOSE));
         try {
             assertThat(provider.awaitHanging(WAIT)).isTrue();
 
@@ -87,9 +87,9 @@ class AgentMemoryTest {
     @Test
     void extractionGetsTheTranscriptAsItWasWhenTheClaimWasWon() {
         HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
-        AgentMemory agent = new AgentMemory(manager(provider));
+        AgentMemory agent = AgentMemory.create(manager(provider));
         agent.append(Message.user("remember this"));
-        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(agent::close);
+        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(() -> agent.tearDown(TeardownMode.CLOSE));
         try {
             assertThat(provider.awaitHanging(WAIT)).isTrue();
             agent.clearTranscript();
@@ -106,7 +106,7 @@ class AgentMemoryTest {
         HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
         AgentMemory agent = AgentMemory.builder(manager(provider)).extractionTimeout(Duration.ofMillis(200)).build();
         try {
-            TeardownResult result = agent.close();
+            TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
 
             assertThat(result.extraction()).isEqualTo(Extraction.TIMED_OUT);
             assertThat(result.drainReport()).isPresent();
@@ -120,9 +120,9 @@ class AgentMemoryTest {
     void failingExtractionAndShutdownStillFinishTheClaim() {
         FailingProvider failing = new FailingProvider("failing", Hook.ON_SESSION_END, Hook.SHUTDOWN);
         RecordingProvider other = new RecordingProvider("other");
-        AgentMemory agent = new AgentMemory(manager(failing, other));
+        AgentMemory agent = AgentMemory.create(manager(failing, other));
 
-        TeardownResult result = agent.close();
+        TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
 
         assertThat(result.ran()).isTrue();
         assertThat(agent.isTornDown()).isTrue();
@@ -133,7 +133,7 @@ class AgentMemoryTest {
     @Test
     void commitSessionExtractsWithoutTearingDown() throws Exception {
         RecordingProvider provider = new RecordingProvider("rec");
-        AgentMemory agent = new AgentMemory(manager(provider));
+        AgentMemory agent = AgentMemory.create(manager(provider));
         agent.append(Message.user("one"));
 
         agent.commitSession();
@@ -146,7 +146,7 @@ class AgentMemoryTest {
 
     @Test
     void commitSessionIsRefusedOnceATeardownWasClaimed() {
-        AgentMemory agent = new AgentMemory(manager(new RecordingProvider("rec")));
+        AgentMemory agent = AgentMemory.create(manager(new RecordingProvider("rec")));
         agent.release();
 
         assertThatThrownBy(agent::commitSession).isInstanceOf(IllegalStateException.class)
@@ -184,7 +184,7 @@ class AgentMemoryTest {
     @Test
     void tearDownAsyncRunsOnTheCallerWhenTheExecutorRefuses() {
         RecordingProvider provider = new RecordingProvider("rec");
-        AgentMemory agent = new AgentMemory(manager(provider));
+        AgentMemory agent = AgentMemory.create(manager(provider));
 
         CompletableFuture<TeardownResult> result = agent.tearDownAsync(TeardownMode.CLOSE, r -> {
             throw new RejectedExecutionException("full");
@@ -198,7 +198,7 @@ class AgentMemoryTest {
     @Test
     void tearDownAsyncRunsOnTheCallerWhenTheExecutorCannotStartAThread() {
         RecordingProvider provider = new RecordingProvider("rec");
-        AgentMemory agent = new AgentMemory(manager(provider));
+        AgentMemory agent = AgentMemory.create(manager(provider));
 
         CompletableFuture<TeardownResult> result = agent.tearDownAsync(TeardownMode.RELEASE, r -> {
             throw new OutOfMemoryError("unable to create native thread (simulated)");
@@ -212,7 +212,7 @@ class AgentMemoryTest {
     @Test
     void tearDownAsyncClaimsOnTheCallersThreadBeforeTheWorkRuns() {
         RecordingProvider provider = new RecordingProvider("rec");
-        AgentMemory agent = new AgentMemory(manager(provider));
+        AgentMemory agent = AgentMemory.create(manager(provider));
         List<Runnable> parked = new java.util.ArrayList<>();
 
         CompletableFuture<TeardownResult> close = agent.tearDownAsync(TeardownMode.CLOSE, parked::add);
@@ -227,7 +227,7 @@ class AgentMemoryTest {
 
     @Test
     void awaitTeardownTimesOutWhenNothingTearsDown() {
-        AgentMemory agent = new AgentMemory(manager(new RecordingProvider("rec")));
+        AgentMemory agent = AgentMemory.create(manager(new RecordingProvider("rec")));
 
         assertThat(agent.awaitTeardown(Duration.ofMillis(10))).isEmpty();
         assertThat(agent.isOpen()).isTrue();
@@ -235,7 +235,7 @@ class AgentMemoryTest {
 
     @Test
     void badArgumentsAreNamed() {
-        assertThatThrownBy(() -> new AgentMemory(null)).isInstanceOf(NullPointerException.class).hasMessage("manager");
+        assertThatThrownBy(() -> AgentMemory.create(null)).isInstanceOf(NullPointerException.class).hasMessage("manager");
         AgentMemory.Builder builder = AgentMemory.builder(manager());
         assertThatThrownBy(() -> builder.flushTimeout(Duration.ofSeconds(-1)))
                 .hasMessage("flushTimeout must not be negative, was PT-1S");

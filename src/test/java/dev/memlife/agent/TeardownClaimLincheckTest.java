@@ -230,7 +230,7 @@ class TeardownClaimLincheckTest {
             TeardownResult r = switch (mode) {
                 case RELEASE -> agent.release();
                 case COMMIT_THEN_RELEASE -> agent.commitThenRelease();
-                case CLOSE -> agent.close();
+                case CLOSE -> agent.tearDown(TeardownMode.CLOSE);
             };
             String result;
             if (r.ran()) {

@@ -30,7 +30,7 @@ public class FlushBenchmark {
 
         @Setup(Level.Trial)
         public void setUp() {
-            manager = new MemoryManager();
+            manager = MemoryManager.create();
             manager.addProvider(() -> "noop");
             manager.syncAll(Contender.USER, Contender.ASSISTANT, Contender.SESSION);
             if (!manager.flushPending(TIMEOUT)) {

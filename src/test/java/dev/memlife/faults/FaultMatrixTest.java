@@ -568,7 +568,7 @@ class FaultMatrixTest {
             replacements.add(fresh);
             MemoryManager m2 = MemoryManager.builder().name("fm-replacement").build();
             m2.addProvider(fresh);
-            AgentMemory replacement = new AgentMemory(m2);
+            AgentMemory replacement = AgentMemory.create(m2);
             try (AgentLease lease = gateway.acquire(KEY, k -> replacement)) {
                 assertThat(lease.agent()).isSameAs(replacement);
                 assertThat(m2.syncAll("u", "after", SESSION)).isTrue();

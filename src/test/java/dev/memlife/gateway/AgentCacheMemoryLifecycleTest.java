@@ -64,7 +64,7 @@ class AgentCacheMemoryLifecycleTest {
         TeardownResult second = agent.release(); // idempotent: the teardown claim is once-only
 
         assertThat(provider.writerAlive()).isFalse();
-        TeardownResult close = agent.close(); // a later hard close neither re-extracts nor shuts down twice
+        TeardownResult close = agent.tearDown(TeardownMode.CLOSE); // a later hard close neither re-extracts nor shuts down twice
         assertThat(events()).containsExactly("shutdown");
         assertThat(first.ran()).isTrue();
         assertThat(first.drainReport()).isPresent();
@@ -127,7 +127,7 @@ class AgentCacheMemoryLifecycleTest {
         TeardownResult close;
         try {
             assertThat(inShutdown.await(5, TimeUnit.SECONDS)).isTrue();
-            close = agent.close(); // must return at once: a loser never waits for the winner
+            close = agent.tearDown(TeardownMode.CLOSE); // must return at once: a loser never waits for the winner
         } finally {
             letFinish.countDown();
             releaser.join(5_000);

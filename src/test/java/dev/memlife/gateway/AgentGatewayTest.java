@@ -17,6 +17,7 @@ import dev.memlife.testing.Hook;
 import dev.memlife.testing.ManualTicker;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -285,9 +286,11 @@ class AgentGatewayTest {
         HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
         gateway = AgentGateway.builder().ticker(ticker).resetTimeout(Duration.ofMillis(20)).build();
         gateway.put("k", agent(hanging));
-        ResetResult reset = gateway.reset("k");
-        assertThat(reset.status()).isEqualTo(ResetResult.Status.TIMED_OUT);
+        CompletableFuture<ResetResult> resetting = CompletableFuture.supplyAsync(() -> gateway.reset("k"));
         assertThat(hanging.awaitHanging(WAIT)).isTrue();
+        assertThat(resetting).as("the reset waits on the gateway's ticker, not on real time").isNotDone();
+        ticker.advance(Duration.ofMillis(20));
+        assertThat(resetting.join().status()).isEqualTo(ResetResult.Status.TIMED_OUT);
         hanging.release();
 
         GatewayStopReport report = gateway.stop();

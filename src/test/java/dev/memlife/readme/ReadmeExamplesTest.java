@@ -3,9 +3,10 @@ package dev.memlife.readme;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.memlife.DrainReport;
-import dev.memlife.Message;
 import dev.memlife.MemoryManager;
+import dev.memlife.Message;
 import dev.memlife.agent.AgentMemory;
+import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
@@ -42,21 +43,21 @@ class ReadmeExamplesTest {
     @Test
     void theTeardownGatewayAndHookExamplesWork() {
         RecordingProvider store = new RecordingProvider("store");
-        MemoryManager memory = new MemoryManager();
+        MemoryManager memory = MemoryManager.create();
         memory.addProvider(store);
-        AgentMemory agent = new AgentMemory(memory);
+        AgentMemory agent = AgentMemory.create(memory);
         agent.append(Message.user("u"));
         agent.append(Message.assistant("a"));
         agent.memory().syncAll("u", "a", "s");
-        TeardownResult result = agent.close();
+        TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
         assertThat(result.drainReport()).hasValueSatisfying(r -> assertThat(r.delivered()).isEqualTo(1));
 
         AgentGateway gateway = AgentGateway.builder().maxAgents(128).idleTtl(Duration.ofHours(1)).build();
         RecordingProvider gatewayStore = new RecordingProvider("store");
         try (AgentLease lease = gateway.acquire("key", key -> {
-            MemoryManager m = new MemoryManager();
+            MemoryManager m = MemoryManager.create();
             m.addProvider(gatewayStore);
-            return new AgentMemory(m);
+            return AgentMemory.create(m);
         })) {
             lease.agent().memory().syncAll("u", "a", "key");
         }
@@ -66,8 +67,8 @@ class ReadmeExamplesTest {
         assertThat(gatewayStore.events()).containsExactly("sync:u", "on_session_end", "shutdown");
 
         SessionCommitTracker tracker = SessionCommitTracker.builder().name("webui").build();
-        MemoryManager webManager = new MemoryManager();
-        AgentMemory webAgent = new AgentMemory(webManager);
+        MemoryManager webManager = MemoryManager.create();
+        AgentMemory webAgent = AgentMemory.create(webManager);
         tracker.markTurnCompleted("sid", webAgent);
         CommitResult r = tracker.commit("sid", webAgent, true, Duration.ofSeconds(5));
         assertThat(r.committed()).isTrue();

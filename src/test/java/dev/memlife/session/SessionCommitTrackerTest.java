@@ -18,7 +18,7 @@ class SessionCommitTrackerTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);
 
-    private final SessionCommitTracker tracker = new SessionCommitTracker();
+    private final SessionCommitTracker tracker = SessionCommitTracker.create();
 
     private CompletableFuture<CommitResult> commitAsync(String sid, SessionCommitter owner, boolean wait,
             Duration timeout) {

@@ -65,7 +65,7 @@ class SessionDrainTest {
 
     @Test
     void drainCommitsEverySegmentThroughItsOwnerOldestFirst() {
-        SessionCommitTracker tracker = new SessionCommitTracker();
+        SessionCommitTracker tracker = SessionCommitTracker.create();
         List<String> log = Collections.synchronizedList(new ArrayList<>());
         BlockingOwner first = new BlockingOwner("first", log);
         BlockingOwner second = new BlockingOwner("second", log);
@@ -88,7 +88,7 @@ class SessionDrainTest {
 
     @Test
     void drainNamesAFailedSessionWithItsExceptionAndStopsWhenAPassMakesNoProgress() {
-        SessionCommitTracker tracker = new SessionCommitTracker();
+        SessionCommitTracker tracker = SessionCommitTracker.create();
         IllegalStateException boom = new IllegalStateException("extraction failed");
         SessionCommitter failing = () -> {
             throw boom;
@@ -154,7 +154,7 @@ class SessionDrainTest {
 
     @Test
     void aRegisteredWorkerWedgedPastTheDeadlineIsReportedStillRunning() throws InterruptedException {
-        SessionCommitTracker tracker = new SessionCommitTracker();
+        SessionCommitTracker tracker = SessionCommitTracker.create();
         BlockingOwner wedged = new BlockingOwner("wedged");
         tracker.markTurnCompleted("s", wedged);
         BackgroundCommit background = tracker.commitInBackground("s", wedged);
@@ -177,7 +177,7 @@ class SessionDrainTest {
 
     @Test
     void turnsCompletedDuringTheDrainAreCommittedInALaterPass() {
-        SessionCommitTracker tracker = new SessionCommitTracker();
+        SessionCommitTracker tracker = SessionCommitTracker.create();
         BlockingOwner late = BlockingOwner.released("late");
         SessionCommitter first = () -> tracker.markTurnCompleted("late", late);
         tracker.markTurnCompleted("first", first);
@@ -192,7 +192,7 @@ class SessionDrainTest {
 
     @Test
     void backgroundCommitsAreRefusedOnceDrainingAndTheNextDrainCommitsTheWork() {
-        SessionCommitTracker tracker = new SessionCommitTracker();
+        SessionCommitTracker tracker = SessionCommitTracker.create();
         tracker.drainAll(WAIT);
         BlockingOwner agent = BlockingOwner.released("agent");
         tracker.markTurnCompleted("s", agent);

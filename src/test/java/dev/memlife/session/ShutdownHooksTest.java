@@ -72,16 +72,16 @@ class ShutdownHooksTest {
             assertThat(first.deadline()).isEqualTo(Duration.ofSeconds(5));
             assertThat(first.state()).isEqualTo(ShutdownHooks.State.INSTALLED);
         } finally {
-            assertThat(first.close()).as("Runtime.removeShutdownHook found it").isTrue();
+            assertThat(first.uninstall()).as("Runtime.removeShutdownHook found it").isTrue();
         }
-        assertThat(first.close()).as("idempotent").isFalse();
+        assertThat(first.uninstall()).as("idempotent").isFalse();
         assertThat(first.state()).isEqualTo(ShutdownHooks.State.CLOSED);
         assertThat(ShutdownHooks.installed()).isEmpty();
         ShutdownHooks again = ShutdownHooks.install(Duration.ofSeconds(2));
         try {
             assertThat(again).isNotSameAs(first);
         } finally {
-            assertThat(again.close()).isTrue();
+            assertThat(again.uninstall()).isTrue();
         }
     }
 
@@ -184,7 +184,7 @@ class ShutdownHooksTest {
     }
 
     @Test
-    void closeRemovesTheHookAndAClosedHookDrainsNothing() throws InterruptedException {
+    void uninstallRemovesTheHookAndAnUninstalledHookDrainsNothing() throws InterruptedException {
         ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
         registry.add(hooks.hookThread());
         List<String> drained = new ArrayList<>();
@@ -192,7 +192,7 @@ class ShutdownHooksTest {
         hooks.register("d", budget -> drained.add("d"));
         registration.close();
 
-        assertThat(hooks.close()).isTrue();
+        assertThat(hooks.uninstall()).isTrue();
         assertThat(registry.added).isEmpty();
         simulateJvmShutdown(hooks);
 
@@ -202,12 +202,31 @@ class ShutdownHooksTest {
     }
 
     @Test
-    void closeToleratesAJvmAlreadyShuttingDown() {
+    void closeDrainsOnceNowAndRemovesTheHookSoTheJvmDoesNotDrainAgain() throws InterruptedException {
+        ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
+        registry.add(hooks.hookThread());
+        List<String> drained = new ArrayList<>();
+        hooks.register("c", budget -> drained.add("c"));
+
+        try (ShutdownHooks closing = hooks) {
+            assertThat(closing.state()).isEqualTo(ShutdownHooks.State.INSTALLED);
+        }
+
+        assertThat(drained).as("close() drained the registered component, once").containsExactly("c");
+        assertThat(registry.added).as("and removed the JVM hook").isEmpty();
+        assertThat(hooks.state()).isEqualTo(ShutdownHooks.State.CLOSED);
+        hooks.close();
+        simulateJvmShutdown(hooks);
+        assertThat(drained).as("neither a second close nor the JVM drains again").containsExactly("c");
+    }
+
+    @Test
+    void uninstallToleratesAJvmAlreadyShuttingDown() {
         ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
         registry.add(hooks.hookThread());
         registry.shuttingDown = true;
 
-        assertThat(hooks.close()).isFalse();
+        assertThat(hooks.uninstall()).isFalse();
         assertThat(hooks.state()).isEqualTo(ShutdownHooks.State.CLOSED);
     }
 

@@ -8,6 +8,7 @@ import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.MemoryProvider;
 import dev.memlife.Message;
+import dev.memlife.StoppedException;
 import dev.memlife.Turn;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -325,12 +326,13 @@ abstract class JdbcMemoryProviderContract {
         assertThat(store.countTurns()).isEqualTo(1);
         assertThat(db.openConnections()).isEqualTo(2);
 
-        store.shutdown();
-        store.shutdown();
+        try (JdbcMemoryProvider closing = store) {
+            closing.shutdown();
+        } // close() after shutdown(): both idempotent
 
         assertThat(db.openConnections()).isZero();
         assertThatThrownBy(() -> store.syncTurn(turn("w2", "s", "two")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("shut down");
+                .isInstanceOf(StoppedException.class).hasMessageContaining("is stopped; sync");
         assertThat(store.countTurns()).isEqualTo(1);
         assertThat(db.openConnections()).isZero();
     }
