@@ -4,9 +4,11 @@ import static java.util.Objects.requireNonNull;
 
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
+import dev.memlife.Ticker;
 import dev.memlife.agent.TeardownListener.Phase;
 import dev.memlife.agent.TeardownResult.Extraction;
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Deadline;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,6 +67,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
     private final MemoryManager manager;
     private final Duration flushTimeout;
     private final long extractionTimeoutNanos;
+    private final Ticker ticker;
     private final ThreadFactory extractionThreads;
     private final TeardownListener listener;
 
@@ -85,6 +88,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         this.manager = b.manager;
         this.flushTimeout = b.flushTimeout;
         this.extractionTimeoutNanos = b.extractionTimeout.toNanos();
+        this.ticker = b.ticker;
         this.extractionThreads = b.threadFactory != null ? b.threadFactory : defaultThreads(manager.name());
         this.listener = b.listener;
     }
@@ -211,7 +215,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
     public Optional<TeardownResult> awaitTeardown(Duration timeout) {
         requireNonNull(timeout, "timeout");
         try {
-            return Optional.of(teardown.get(Checks.saturatedNanos(timeout), TimeUnit.NANOSECONDS));
+            return Optional.of(Deadline.after(ticker, timeout).get(teardown));
         } catch (TimeoutException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
@@ -258,7 +262,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
             checkOpen("commitSession");
             List<Message> snapshot = transcript();
             flush("commitSession");
-            Extraction extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, extractionTimeoutNanos);
+            Extraction extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, Deadline.afterNanos(ticker, extractionTimeoutNanos));
             switch (extraction) {
                 case COMPLETED:
                     return;
@@ -299,7 +303,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
                 Extraction extraction = Extraction.NOT_RUN;
                 if (mode.extracts()) {
                     phase(mode, Phase.EXTRACT);
-                    extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, extractionTimeoutNanos);
+                    extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, Deadline.afterNanos(ticker, extractionTimeoutNanos));
                 }
                 phase(mode, Phase.SHUTDOWN);
                 result = TeardownResult.ran(name(), mode, flushed, extraction, manager.shutdownAll());
@@ -334,11 +338,13 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
 
     /** Takes the commit lock, waiting at most flush + extraction timeouts; false if not taken. */
     private boolean awaitRunningCommit() {
-        long budget = Checks.saturatedAdd(flushTimeout.toNanos(), extractionTimeoutNanos);
+        Deadline deadline = Deadline.afterNanos(ticker, Checks.saturatedAdd(flushTimeout.toNanos(), extractionTimeoutNanos));
         try {
-            if (commitLock.tryLock(budget, TimeUnit.NANOSECONDS)) {
-                return true;
-            }
+            do {
+                if (commitLock.tryLock(deadline.sliceNanos(), TimeUnit.NANOSECONDS)) {
+                    return true;
+                }
+            } while (!deadline.expired());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -399,6 +405,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         private final MemoryManager manager;
         private Duration flushTimeout = DEFAULT_FLUSH_TIMEOUT;
         private Duration extractionTimeout = DEFAULT_EXTRACTION_TIMEOUT;
+        private Ticker ticker = Ticker.system();
         private ThreadFactory threadFactory;
         private TeardownListener listener = TeardownListener.NONE;
 
@@ -433,6 +440,16 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         /** Observes the phases of the teardown; default none. */
         public Builder listener(TeardownListener listener) {
             this.listener = requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * The time source of the agent's own waits: the extraction timeout, a teardown waiting for a
+         * running commit, and {@code awaitTeardown}; default the system ticker. (The flush waits on
+         * the manager's ticker.)
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

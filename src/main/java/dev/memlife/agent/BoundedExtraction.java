@@ -3,11 +3,11 @@ package dev.memlife.agent;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.internal.Deadline;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,10 +26,10 @@ final class BoundedExtraction {
     private BoundedExtraction() {}
 
     /**
-     * Waits at most {@code timeoutNanos} for the extraction; an interrupt ends the wait early, is
+     * Waits until {@code deadline} for the extraction; an interrupt ends the wait early, is
      * reported as {@link Extraction#TIMED_OUT} and leaves the interrupt flag set.
      */
-    static Extraction run(MemoryManager manager, List<Message> transcript, ThreadFactory threads, long timeoutNanos) {
+    static Extraction run(MemoryManager manager, List<Message> transcript, ThreadFactory threads, Deadline deadline) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable extraction = () -> {
             try {
@@ -53,11 +53,11 @@ final class BoundedExtraction {
             return done.isCompletedExceptionally() ? Extraction.FAILED : Extraction.COMPLETED;
         }
         try {
-            done.get(timeoutNanos, TimeUnit.NANOSECONDS);
+            deadline.get(done);
             return Extraction.COMPLETED;
         } catch (TimeoutException e) {
             LOG.warn("agent '{}': end-of-session extraction did not return within {} ms; left running detached on {}",
-                    manager.name(), TimeUnit.NANOSECONDS.toMillis(timeoutNanos), thread.getName());
+                    manager.name(), deadline.budget().toMillis(), thread.getName());
             return Extraction.TIMED_OUT;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -270,7 +270,7 @@ public final class AgentGateway implements AutoCloseable {
             return stopReport.join();
         }
         try {
-            GatewayStopReport report = new GatewayStop(cache, housekeeping, e -> hardClose(e, "gateway stop"), timeout).run();
+            GatewayStopReport report = new GatewayStop(cache, housekeeping, e -> hardClose(e, "gateway stop"), timeout, ticker).run();
             state.set(State.STOPPED);
             stopReport.complete(report);
             LOG.info("agent gateway stopped: {}", report);

@@ -1,7 +1,9 @@
 package dev.memlife.gateway;
 
+import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownResult;
+import dev.memlife.internal.Deadline;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -29,22 +31,15 @@ final class GatewayStop {
     private final ThreadPoolExecutor housekeeping;
     private final Consumer<AgentCache.Entry> hardClose;
     private final Duration timeout;
-    private final long start = System.nanoTime();
-    private final long deadline;
+    private final Deadline deadline;
 
     GatewayStop(AgentCache cache, ThreadPoolExecutor housekeeping, Consumer<AgentCache.Entry> hardClose,
-            Duration timeout) {
+            Duration timeout, Ticker ticker) {
         this.cache = cache;
         this.housekeeping = housekeeping;
         this.hardClose = hardClose;
         this.timeout = timeout;
-        long nanos;
-        try {
-            nanos = timeout.toNanos();
-        } catch (ArithmeticException e) {
-            nanos = Long.MAX_VALUE / 4;
-        }
-        this.deadline = start + Math.min(nanos, Long.MAX_VALUE / 4);
+        this.deadline = Deadline.after(ticker, timeout);
     }
 
     GatewayStopReport run() {
@@ -58,7 +53,7 @@ final class GatewayStop {
         Map<String, Throwable> failed = new LinkedHashMap<>();
         for (Map.Entry<String, AgentMemory> a : agents.entrySet()) {
             try {
-                Optional<TeardownResult> result = a.getValue().awaitTeardown(remaining());
+                Optional<TeardownResult> result = awaitTeardown(a.getValue());
                 if (result.isPresent()) {
                     closed.put(a.getKey(), result.get());
                 } else {
@@ -75,22 +70,35 @@ final class GatewayStop {
             LOG.warn("agent gateway stop: within {} ms, agents not closed: {}, failed: {}, housekeeping tasks left "
                     + "running: {}", timeout.toMillis(), notFinished, failed.keySet(), left);
         }
-        return new GatewayStopReport(closed, notFinished, failed, terminated, left, timeout,
-                Duration.ofNanos(System.nanoTime() - start));
+        return new GatewayStopReport(closed, notFinished, failed, terminated, left, timeout, deadline.elapsed());
+    }
+
+    /** The agent's teardown result, waiting in slices of the deadline so the gateway's ticker governs. */
+    private Optional<TeardownResult> awaitTeardown(AgentMemory agent) {
+        while (true) {
+            Optional<TeardownResult> result = agent.awaitTeardown(Duration.ofNanos(slice()));
+            if (result.isPresent() || deadline.expired() || Thread.currentThread().isInterrupted()) {
+                return result;
+            }
+        }
     }
 
     private boolean awaitHousekeeping() {
         try {
-            return housekeeping.awaitTermination(remaining().toNanos(), TimeUnit.NANOSECONDS);
+            while (!housekeeping.awaitTermination(slice(), TimeUnit.NANOSECONDS)) {
+                if (deadline.expired()) {
+                    return housekeeping.isTerminated();
+                }
+            }
+            return true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return housekeeping.isTerminated();
         }
     }
 
-    /** Time left before the deadline; zero once the caller has been interrupted. */
-    private Duration remaining() {
-        return Thread.currentThread().isInterrupted() ? Duration.ZERO
-                : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    /** The next slice of waiting; zero once the caller has been interrupted. */
+    private long slice() {
+        return Thread.currentThread().isInterrupted() ? 0 : deadline.sliceNanos();
     }
 }

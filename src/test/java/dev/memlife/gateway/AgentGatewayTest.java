@@ -263,7 +263,12 @@ class AgentGatewayTest {
         gateway.put("ok", agent(healthy));
         gateway.put("hung", agent(hanging));
         try {
-            GatewayStopReport report = gateway.stop(Duration.ofSeconds(3)); // generous: the healthy close must fit under load
+            CompletableFuture<GatewayStopReport> stopping = CompletableFuture.supplyAsync(() -> gateway.stop(Duration.ofSeconds(3)));
+            assertThat(hanging.awaitHanging(WAIT)).isTrue();
+            await().atMost(WAIT).until(() -> healthy.count("shutdown") == 1);
+            await().during(Duration.ofMillis(300)).atMost(WAIT).until(() -> !stopping.isDone()); // real time does not end it
+            ticker.advance(Duration.ofSeconds(3)); // the gateway's ticker does
+            GatewayStopReport report = stopping.join();
 
             assertThat(report.closed()).containsOnlyKeys("ok");
             assertThat(report.notFinished()).containsExactly("hung");

@@ -146,6 +146,9 @@ class GatewayStressTest {
                 .idleTtl(Duration.ofMinutes(10))
                 .sweepInterval(Duration.ofMinutes(5))
                 .resetTimeout(Duration.ofMillis(1 + random.nextInt(5)))
+                // A stop measures its deadline on the ticker, which the workers move by minutes while
+                // a racing stop runs: give it a budget no run's ticker moves can reach.
+                .stopTimeout(Duration.ofDays(365))
                 .housekeepingThreads(1 + random.nextInt(3))
                 .evictionMode(random.nextBoolean() ? TeardownMode.RELEASE : TeardownMode.COMMIT_THEN_RELEASE)
                 .build();

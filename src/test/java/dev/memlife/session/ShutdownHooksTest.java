@@ -143,7 +143,7 @@ class ShutdownHooksTest {
      * of the session drain itself is {@link SessionDrainTest#drainHoldsItsDeadlineOnItsTickerWhenAProviderNeverReturns}.
      */
     @Test
-    void aHungComponentCannotHoldTheHookPastItsDeadlineNorStarveTheManagers() {
+    void aHungComponentCannotHoldTheHookPastItsDeadlineNorStarveTheManagers() throws InterruptedException {
         CountDownLatch never = new CountDownLatch(1);
         RecordingProvider provider = new RecordingProvider("store");
         MemoryManager manager = MemoryManager.builder().name("agent-2").build();
