@@ -24,12 +24,16 @@ public interface MemoryProvider {
     /**
      * The provider's name: unique within one manager, used in logs, reports and tool routing.
      * Called on any thread; must not block.
+     *
+     * @return the name; not null and not blank
      */
     String name();
 
     /**
      * Whether the provider can be used at all (configured, credentials present). A provider that
      * is not available is not registered. Called on the registering thread; should not block.
+     *
+     * @return true if the provider can be registered; the default is true
      */
     default boolean isAvailable() {
         return true;
@@ -38,12 +42,16 @@ public interface MemoryProvider {
     /**
      * Prepares the provider for a session. Called on the caller's thread by
      * {@link MemoryManager#initializeAll(String)}; may block briefly (open a connection).
+     *
+     * @param sessionId the session about to start, as the caller passed it to the manager
      */
     default void initialize(String sessionId) {}
 
     /**
      * A block of text for the agent's system prompt, or an empty string. Called on the caller's
      * thread by {@link MemoryManager#buildSystemPrompt()}; should not block.
+     *
+     * @return the block of text, or an empty string for none; the default is empty
      */
     default String systemPromptBlock() {
         return "";
@@ -52,6 +60,11 @@ public interface MemoryProvider {
     /**
      * Recalls memory relevant to {@code query} before a turn, or returns an empty string. Called on
      * a manager-owned prefetch thread; may block, but is abandoned after the prefetch timeout.
+     *
+     * @param query what to recall memory for, as the caller passed it to
+     *     {@link MemoryManager#prefetchAll(String, String)} (typically the user's next message)
+     * @param sessionId the session the turn belongs to
+     * @return the recalled memory as text for the model, or an empty string; the default is empty
      */
     default String prefetch(String query, String sessionId) {
         return "";
@@ -60,6 +73,8 @@ public interface MemoryProvider {
     /**
      * The tools this provider offers the model. Called on the registering thread when the provider
      * is added, and again by {@link MemoryManager#toolSchemas()}; should not block.
+     *
+     * @return the tools' schemas, or an empty list; the default is empty
      */
     default List<ToolSchema> toolSchemas() {
         return List.of();
@@ -69,7 +84,10 @@ public interface MemoryProvider {
      * Runs one of this provider's tools. Called on the caller's thread by
      * {@link MemoryManager#handleToolCall(String, Map)}; may block.
      *
+     * @param tool the name of the tool, one this provider listed in {@link #toolSchemas()}
+     * @param args the tool call's arguments, as the model gave them
      * @return the tool's result as text for the model
+     * @throws UnsupportedOperationException by default, a provider that offers no tools
      */
     default String handleToolCall(String tool, Map<String, Object> args) {
         throw new UnsupportedOperationException(name() + " offers no tool named '" + tool + "'");
@@ -79,6 +97,9 @@ public interface MemoryProvider {
      * Stores one completed turn. Called on the manager's writer thread, never concurrently with
      * another write hook of this provider; may block (this is where the store's I/O happens), but
      * every millisecond spent here delays the writes queued behind it.
+     *
+     * @param turn the write to store; {@link Turn#writeId()} identifies it, so a store can be
+     *     idempotent
      */
     default void syncTurn(Turn turn) {}
 
@@ -90,6 +111,8 @@ public interface MemoryProvider {
      * that can retry should do so before throwing.
      *
      * <p>Called on the manager's writer thread, like {@link #syncTurn}; may block.
+     *
+     * @param turns the writes to store, in acceptance order: an unmodifiable list the provider may keep
      */
     default void syncBatch(List<Turn> turns) {
         for (Turn turn : turns) {
@@ -101,6 +124,8 @@ public interface MemoryProvider {
      * End-of-session extraction: the session is over and {@code messages} is its transcript.
      * Called synchronously on the caller's thread by {@link MemoryManager#onSessionEnd(List)}; may
      * block for as long as the extraction takes.
+     *
+     * @param messages the session's transcript, oldest message first (an unmodifiable copy)
      */
     default void onSessionEnd(List<Message> messages) {}
 

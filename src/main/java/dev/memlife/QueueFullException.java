@@ -11,7 +11,9 @@ public final class QueueFullException extends RejectedExecutionException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The queue's capacity. */
     private final int capacity;
+    /** The writes queued or being written at the rejection. */
     private final long pending;
 
     QueueFullException(String manager, int capacity, long pending, long waitedMillis, boolean interrupted) {
@@ -22,12 +24,12 @@ public final class QueueFullException extends RejectedExecutionException {
         this.pending = pending;
     }
 
-    /** The queue's capacity. */
+    /** {@return the queue's capacity, in writes} */
     public int capacity() {
         return capacity;
     }
 
-    /** How many writes were queued or being written when the write was rejected. */
+    /** {@return how many writes were queued or being written when the write was rejected} */
     public long pending() {
         return pending;
     }

@@ -8,10 +8,10 @@ package dev.memlife;
 @FunctionalInterface
 public interface Ticker {
 
-    /** The current value of the time source, in nanoseconds; only differences are meaningful. */
+    /** {@return the current value of the time source, in nanoseconds; only differences are meaningful} */
     long read();
 
-    /** The system's monotonic ticker. */
+    /** {@return the system's monotonic ticker, {@link System#nanoTime()}} */
     static Ticker system() {
         return System::nanoTime;
     }

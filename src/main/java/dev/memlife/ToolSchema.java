@@ -14,6 +14,15 @@ import java.util.Map;
  */
 public record ToolSchema(String name, String description, Map<String, Object> parameters) {
 
+    /**
+     * A tool with the given name, description and parameter schema.
+     *
+     * @param name the tool name
+     * @param description what the tool does
+     * @param parameters the JSON schema of the arguments; copied
+     * @throws NullPointerException if an argument, or a key or value of {@code parameters}, is null
+     * @throws IllegalArgumentException if {@code name} is blank
+     */
     public ToolSchema {
         requireNonNull(name, "name");
         requireNonNull(description, "description");
@@ -24,7 +33,15 @@ public record ToolSchema(String name, String description, Map<String, Object> pa
         parameters = Map.copyOf(parameters);
     }
 
-    /** A tool that takes no arguments. */
+    /**
+     * A tool that takes no arguments: its parameters are an object schema with no properties.
+     *
+     * @param name the tool name
+     * @param description what the tool does
+     * @return the schema
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code name} is blank
+     */
     public static ToolSchema of(String name, String description) {
         return new ToolSchema(name, description, Map.of("type", "object", "properties", Map.of()));
     }

@@ -68,6 +68,13 @@ public final class Turn {
      * A turn with a known write id, for a store or spool that replays what it saved earlier, and
      * for tests.
      *
+     * @param writeId the write id, kept whole
+     * @param sessionId the session the turn belongs to
+     * @param userContent what the user said
+     * @param assistantContent what the assistant replied
+     * @param messages the turn's full messages, or an empty list; copied
+     * @param acceptedAt when the write was accepted; kept to the millisecond
+     * @return the turn
      * @throws NullPointerException naming the first null argument
      * @throws IllegalArgumentException if {@code writeId} is blank
      */
@@ -84,37 +91,39 @@ public final class Turn {
                 requireNonNull(acceptedAt, "acceptedAt").toEpochMilli(), null);
     }
 
-    /** The id that identifies this write wherever it is stored or replayed. */
+    /** {@return the id that identifies this write wherever it is stored or replayed} */
     public String writeId() {
         return idSeq < 0 ? idPrefix : idPrefix + ':' + idSeq;
     }
 
-    /** The session the turn belongs to; may be empty, never null. */
+    /** {@return the session the turn belongs to; may be empty, never null} */
     public String sessionId() {
         return sessionId;
     }
 
-    /** What the user said; never blank. */
+    /** {@return what the user said; never blank in a turn the manager accepted} */
     public String userContent() {
         return userContent;
     }
 
-    /** What the assistant replied; never null. */
+    /** {@return what the assistant replied; never null} */
     public String assistantContent() {
         return assistantContent;
     }
 
-    /** The turn's full messages if the caller handed them over, else an empty list. */
+    /** {@return the turn's full messages if the caller handed them over, else an empty list} */
     public List<Message> messages() {
         return messages;
     }
 
     /**
-     * When the manager's writer took the write off its queue, on the wall ticker with millisecond
+     * When the manager's writer took the write off its queue, on the wall clock with millisecond
      * precision: within microseconds of {@code syncAll} while the providers keep up, later by the
      * backlog when they fall behind. A manager's turns carry non-decreasing times in queue order.
-     * (The writer stamps a whole batch with one ticker read; reading the ticker on the caller's
+     * (The writer stamps a whole batch with one clock read; reading the clock on the caller's
      * thread cost more than the rest of {@code syncAll} together.)
+     *
+     * @return the time the writer took the write, or the time given to {@link #of}
      */
     public Instant acceptedAt() {
         return Instant.ofEpochMilli(acceptedAtMillis);

@@ -79,7 +79,13 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
     /** Held by a running {@link #commitSession()}; a teardown takes it before extraction and shutdown. */
     private final ReentrantLock commitLock = new ReentrantLock();
 
-    /** An agent over {@code manager} with every default of {@link Builder}. */
+    /**
+     * An agent over {@code manager} with every default of {@link Builder}.
+     *
+     * @param manager the agent's manager, which the agent then owns
+     * @return the agent
+     * @throws NullPointerException if {@code manager} is null
+     */
     public static AgentMemory create(MemoryManager manager) {
         return new Builder(manager).build();
     }
@@ -93,24 +99,35 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         this.listener = b.listener;
     }
 
-    /** A builder for an agent over {@code manager}, which the agent then owns. */
+    /**
+     * A builder for an agent over {@code manager}, which the agent then owns.
+     *
+     * @param manager the agent's manager
+     * @return a builder with every default
+     * @throws NullPointerException if {@code manager} is null
+     */
     public static Builder builder(MemoryManager manager) {
         return new Builder(manager);
     }
 
-    /** The manager this agent owns: hand turns to it with {@link MemoryManager#syncAll}. */
+    /** {@return the manager this agent owns}: hand turns to it with {@link MemoryManager#syncAll}. */
     public MemoryManager memory() {
         return manager;
     }
 
-    /** The manager's name. */
+    /** {@return the manager's name} */
     public String name() {
         return manager.name();
     }
 
     // ---- transcript ----------------------------------------------------------------------------
 
-    /** Appends a message to the session transcript. */
+    /**
+     * Appends a message to the session transcript.
+     *
+     * @param message the message
+     * @throws NullPointerException if {@code message} is null
+     */
     public void append(Message message) {
         requireNonNull(message, "message");
         synchronized (transcript) {
@@ -118,7 +135,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         }
     }
 
-    /** A snapshot of the session transcript; later changes to the transcript do not show in it. */
+    /** {@return a snapshot of the session transcript}; later changes to the transcript do not show in it. */
     public List<Message> transcript() {
         synchronized (transcript) {
             return List.copyOf(transcript);
@@ -134,12 +151,21 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
 
     // ---- teardown ------------------------------------------------------------------------------
 
-    /** {@link #tearDown tearDown}({@link TeardownMode#RELEASE}): flush, then shut down; no extraction. */
+    /**
+     * {@link #tearDown tearDown}({@link TeardownMode#RELEASE}): flush, then shut down; no extraction.
+     *
+     * @return the result: what this call did, or, if another teardown owns the agent, which one
+     */
     public TeardownResult release() {
         return tearDown(TeardownMode.RELEASE);
     }
 
-    /** {@link #tearDown tearDown}({@link TeardownMode#COMMIT_THEN_RELEASE}): flush, extract, then shut down. */
+    /**
+     * {@link #tearDown tearDown}({@link TeardownMode#COMMIT_THEN_RELEASE}): flush, extract, then shut
+     * down.
+     *
+     * @return the result: what this call did, or, if another teardown owns the agent, which one
+     */
     public TeardownResult commitThenRelease() {
         return tearDown(TeardownMode.COMMIT_THEN_RELEASE);
     }
@@ -163,6 +189,9 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
      * then the manager's bounded {@link MemoryManager#shutdownAll() shutdown}. If another teardown
      * owns the agent, returns at once and touches nothing. An interrupt cuts the waits short (the
      * manager then abandons and reports what it could not drain) and stays set.
+     *
+     * @param mode the teardown to run
+     * @return the result: what this call did, or, if another teardown owns the agent, which one
      */
     public TeardownResult tearDown(TeardownMode mode) {
         requireNonNull(mode, "mode");
@@ -178,6 +207,8 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
      * with a result saying so. If the executor refuses the work, it runs on this thread instead, so
      * a claim is never left without its work.
      *
+     * @param mode the teardown to run
+     * @param executor runs the teardown's work
      * @return the teardown's result, completed exceptionally only if the manager's shutdown threw
      */
     public CompletableFuture<TeardownResult> tearDownAsync(TeardownMode mode, Executor executor) {
@@ -209,6 +240,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
      * Waits until the teardown that owns this agent (whichever mode claimed it, now or later) has
      * finished, for at most {@code timeout}.
      *
+     * @param timeout how long to wait at most
      * @return the owner's result; empty on timeout, or on interrupt (the interrupt flag is restored)
      * @throws IllegalStateException if the owning teardown failed with an exception
      */
@@ -226,17 +258,17 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         }
     }
 
-    /** True while no teardown has been claimed. */
+    /** {@return true while no teardown has been claimed} */
     public boolean isOpen() {
         return lifecycle.get().state() == State.OPEN;
     }
 
-    /** True once the claimed teardown has finished. */
+    /** {@return true once the claimed teardown has finished} */
     public boolean isTornDown() {
         return lifecycle.get().state() == State.TORN_DOWN;
     }
 
-    /** The mode of the teardown that claimed this agent, if one did. */
+    /** {@return the mode of the teardown that claimed this agent, or empty if none did} */
     public Optional<TeardownMode> teardownOwner() {
         return Optional.ofNullable(lifecycle.get().owner());
     }
@@ -414,15 +446,25 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         }
 
         /**
-         * How long a teardown or commit waits for the queued writes; default {@value
-         * #DEFAULT_FLUSH_TIMEOUT} ms. Zero skips the wait (the manager's drain still runs).
+         * How long a teardown or commit waits for the queued writes; default 10 s. Zero skips the wait (the manager's drain still runs).
+         *
+         * @param flushTimeout the longest wait; zero or more
+         * @return this builder
+         * @throws IllegalArgumentException if {@code flushTimeout} is negative or too large to measure
          */
         public Builder flushTimeout(Duration flushTimeout) {
             this.flushTimeout = Checks.nonNegative(flushTimeout, "flushTimeout");
             return this;
         }
 
-        /** How long extraction may take before it is left running detached; default 1 min. */
+        /**
+         * How long extraction may take before it is left running detached; default 1 min.
+         *
+         * @param extractionTimeout the longest wait; positive
+         * @return this builder
+         * @throws IllegalArgumentException if {@code extractionTimeout} is not positive or too large to
+         *     measure
+         */
         public Builder extractionTimeout(Duration extractionTimeout) {
             this.extractionTimeout = Checks.positive(extractionTimeout, "extractionTimeout");
             return this;
@@ -431,13 +473,21 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         /**
          * Makes the threads extraction runs on (one per extraction). By default daemon threads named
          * {@code memlife-extract-<manager name>-<n>}; a custom factory should make daemon threads too.
+         *
+         * @param threadFactory makes the extraction threads
+         * @return this builder
          */
         public Builder threadFactory(ThreadFactory threadFactory) {
             this.threadFactory = requireNonNull(threadFactory, "threadFactory");
             return this;
         }
 
-        /** Observes the phases of the teardown; default none. */
+        /**
+         * Observes the phases of the teardown; default none.
+         *
+         * @param listener the listener, called on the teardown's thread
+         * @return this builder
+         */
         public Builder listener(TeardownListener listener) {
             this.listener = requireNonNull(listener, "listener");
             return this;
@@ -447,13 +497,16 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
          * The time source of the agent's own waits: the extraction timeout, a teardown waiting for a
          * running commit, and {@code awaitTeardown}; default the system ticker. (The flush waits on
          * the manager's ticker.)
+         *
+         * @param ticker the time source
+         * @return this builder
          */
         public Builder ticker(Ticker ticker) {
             this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 
-        /** A new agent with these settings; it owns the manager from now on. */
+        /** {@return a new agent with these settings}; it owns the manager from now on. */
         public AgentMemory build() {
             return new AgentMemory(this);
         }

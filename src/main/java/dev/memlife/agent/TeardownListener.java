@@ -27,6 +27,10 @@ public interface TeardownListener {
 
     /**
      * Called before {@code phase} of the teardown {@code mode} of {@code agent} starts.
+     *
+     * @param agent the agent being torn down
+     * @param mode the mode of the teardown that won the claim
+     * @param phase the phase about to start ({@link Phase#DONE}: the teardown is over)
      */
     void onPhase(AgentMemory agent, TeardownMode mode, Phase phase);
 }

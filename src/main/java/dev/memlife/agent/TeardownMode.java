@@ -22,7 +22,7 @@ public enum TeardownMode {
         this.extracts = extracts;
     }
 
-    /** Whether this mode runs end-of-session extraction before the providers shut down. */
+    /** {@return whether this mode runs end-of-session extraction before the providers shut down} */
     public boolean extracts() {
         return extracts;
     }

@@ -91,12 +91,12 @@ public final class AgentGateway implements AutoCloseable {
         this.lastSweepNanos = new AtomicLong(b.ticker.read());
     }
 
-    /** A gateway with every default of {@link Builder}. */
+    /** {@return a new gateway with every default of {@link Builder}} */
     public static AgentGateway create() {
         return builder().build();
     }
 
-    /** A builder for a gateway with settings other than the defaults. */
+    /** {@return a builder for a gateway with settings other than the defaults} */
     public static Builder builder() {
         return new Builder();
     }
@@ -108,6 +108,9 @@ public final class AgentGateway implements AutoCloseable {
      * is cached or the cached one has been torn down. Close the lease when the turn is over. May
      * run the idle sweep first (at most once per sweep interval); never waits for a teardown.
      *
+     * @param key the session key
+     * @param factory makes the agent for a key that has none cached; called on this thread
+     * @return the lease on the agent, to close when the turn is over
      * @throws StoppedException if the gateway is stopped
      * @throws NullPointerException if an argument is null or the factory returns null
      */
@@ -137,6 +140,9 @@ public final class AgentGateway implements AutoCloseable {
      * Caches {@code agent} under {@code key}; an agent it replaces is soft-evicted. May push the
      * least recently used idle agents out, and run the idle sweep first.
      *
+     * @param key the session key
+     * @param agent the agent to cache; not yet claimed by a teardown
+     * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if the agent has already been claimed by a teardown
      * @throws StoppedException if the gateway is stopped
      */
@@ -154,12 +160,17 @@ public final class AgentGateway implements AutoCloseable {
         evictAll(left, "replaced or capacity " + maxAgents);
     }
 
-    /** The agent cached for {@code key}, without leasing it. */
+    /**
+     * The agent cached for {@code key}, without leasing it.
+     *
+     * @param key the session key
+     * @return the cached agent, or empty if none is cached for the key
+     */
     public Optional<AgentMemory> peek(String key) {
         return Optional.ofNullable(cache.peek(requireNonNull(key, "key")));
     }
 
-    /** How many agents are cached. */
+    /** {@return how many agents are cached} */
     public int size() {
         return cache.size();
     }
@@ -167,6 +178,10 @@ public final class AgentGateway implements AutoCloseable {
     /**
      * Evicts the agent for {@code key} unless it is mid-turn: it leaves the cache now, and its soft
      * teardown runs on the housekeeping executor. An unknown key does nothing. Never waits.
+     *
+     * @param key the session key
+     * @return whether the agent was evicted, was busy (mid-turn) or was not cached; with the
+     *     eviction's teardown if it was evicted
      */
     public EvictionResult evict(String key) {
         requireNonNull(key, "key");
@@ -210,6 +225,10 @@ public final class AgentGateway implements AutoCloseable {
      * the reset timeout for it. On timeout it logs and returns: the close goes on in the background
      * and still owns the agent, so the eviction that follows (and any other) leaves the providers
      * to it. An interrupt ends the wait early with the flag restored. An unknown key does nothing.
+     *
+     * @param key the session key
+     * @return whether the close finished, timed out (it goes on) or failed, or that nothing was
+     *     cached for the key; with the close's result when it finished
      */
     public ResetResult reset(String key) {
         requireNonNull(key, "key");
@@ -249,7 +268,11 @@ public final class AgentGateway implements AutoCloseable {
         stop();
     }
 
-    /** {@link #stop(Duration)} with the builder's stop timeout. */
+    /**
+     * {@link #stop(Duration)} with the builder's stop timeout.
+     *
+     * @return the report of the stop (the first stop's, if the gateway was already stopped)
+     */
     public GatewayStopReport stop() {
         return stop(stopTimeout);
     }
@@ -263,6 +286,9 @@ public final class AgentGateway implements AutoCloseable {
      * the flag restored.
      *
      * <p>Idempotent: a later or concurrent call waits for the first stop and returns its report.
+     *
+     * @param timeout the shared deadline of the whole stop, from now
+     * @return the report: the agents closed, and whatever had not finished by the deadline
      */
     public GatewayStopReport stop(Duration timeout) {
         requireNonNull(timeout, "timeout");
@@ -282,7 +308,7 @@ public final class AgentGateway implements AutoCloseable {
         }
     }
 
-    /** Whether {@link #stop} has been called. */
+    /** {@return whether {@link #stop} has been called} */
     public boolean isStopped() {
         return state.get() != State.RUNNING;
     }
@@ -370,7 +396,12 @@ public final class AgentGateway implements AutoCloseable {
 
         private Builder() {}
 
-        /** The gateway's name in thread names and logs; default {@code gateway}. */
+        /**
+         * The gateway's name in thread names and logs; default {@code gateway}.
+         *
+         * @param name the name; not blank
+         * @return this builder
+         */
         public Builder name(String name) {
             requireNonNull(name, "name");
             if (name.isBlank()) {
@@ -380,13 +411,23 @@ public final class AgentGateway implements AutoCloseable {
             return this;
         }
 
-        /** The most agents cached; default {@value #DEFAULT_MAX_AGENTS}. Busy agents may exceed it. */
+        /**
+         * The most agents cached; default {@value #DEFAULT_MAX_AGENTS}. Busy agents may exceed it.
+         *
+         * @param maxAgents the cap; at least 1
+         * @return this builder
+         */
         public Builder maxAgents(int maxAgents) {
             this.maxAgents = Checks.atLeast(maxAgents, 1, "maxAgents");
             return this;
         }
 
-        /** How long an agent may sit idle before the sweep evicts it; default 1 h. */
+        /**
+         * How long an agent may sit idle before the sweep evicts it; default 1 h.
+         *
+         * @param idleTtl the idle time; positive
+         * @return this builder
+         */
         public Builder idleTtl(Duration idleTtl) {
             this.idleTtl = Checks.positive(idleTtl, "idleTtl");
             return this;
@@ -396,25 +437,43 @@ public final class AgentGateway implements AutoCloseable {
          * The least time between two idle sweeps that {@code acquire} and {@code put} run on the
          * caller's way; default 1 min. {@link
          * AgentGateway#sweepIdle()} can be called at any time regardless.
+         *
+         * @param sweepInterval the least time between two sweeps; positive
+         * @return this builder
          */
         public Builder sweepInterval(Duration sweepInterval) {
             this.sweepInterval = Checks.positive(sweepInterval, "sweepInterval");
             return this;
         }
 
-        /** How long {@code reset} waits for the hard close; default 30 s. */
+        /**
+         * How long {@code reset} waits for the hard close; default 30 s.
+         *
+         * @param resetTimeout the longest wait; positive
+         * @return this builder
+         */
         public Builder resetTimeout(Duration resetTimeout) {
             this.resetTimeout = Checks.positive(resetTimeout, "resetTimeout");
             return this;
         }
 
-        /** The shared deadline of {@link AgentGateway#stop()}; default 30 s. */
+        /**
+         * The shared deadline of {@link AgentGateway#stop()}; default 30 s.
+         *
+         * @param stopTimeout the deadline; positive
+         * @return this builder
+         */
         public Builder stopTimeout(Duration stopTimeout) {
             this.stopTimeout = Checks.positive(stopTimeout, "stopTimeout");
             return this;
         }
 
-        /** How many housekeeping threads run teardowns; default {@value #DEFAULT_HOUSEKEEPING_THREADS}. */
+        /**
+         * How many housekeeping threads run teardowns; default {@value #DEFAULT_HOUSEKEEPING_THREADS}.
+         *
+         * @param housekeepingThreads the number of threads; at least 1
+         * @return this builder
+         */
         public Builder housekeepingThreads(int housekeepingThreads) {
             this.housekeepingThreads = Checks.atLeast(housekeepingThreads, 1, "housekeepingThreads");
             return this;
@@ -423,6 +482,9 @@ public final class AgentGateway implements AutoCloseable {
         /**
          * Makes the housekeeping threads. By default daemon threads named {@code
          * memlife-housekeeping-<name>-<n>}; a custom factory should make daemon threads too.
+         *
+         * @param threadFactory makes the housekeeping threads; must not return null
+         * @return this builder
          */
         public Builder threadFactory(ThreadFactory threadFactory) {
             this.threadFactory = requireNonNull(threadFactory, "threadFactory");
@@ -434,6 +496,8 @@ public final class AgentGateway implements AutoCloseable {
          * extraction runs before the providers shut down) or {@link TeardownMode#RELEASE} (no
          * extraction, for hosts that rebuild an evicted agent and extract at the session's end).
          *
+         * @param evictionMode the soft teardown mode of evictions
+         * @return this builder
          * @throws IllegalArgumentException for {@link TeardownMode#CLOSE}: eviction is soft
          */
         public Builder evictionMode(TeardownMode evictionMode) {
@@ -445,13 +509,18 @@ public final class AgentGateway implements AutoCloseable {
             return this;
         }
 
-        /** The time source of the idle TTL and the sweep interval; default the system ticker. */
+        /**
+         * The time source of the idle TTL and the sweep interval; default the system ticker.
+         *
+         * @param ticker the ticker, such as a manual one in a test
+         * @return this builder
+         */
         public Builder ticker(Ticker ticker) {
             this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 
-        /** A new gateway with these settings; its housekeeping threads start when first needed. */
+        /** {@return a new gateway with these settings}; its housekeeping threads start when first needed. */
         public AgentGateway build() {
             return new AgentGateway(this);
         }

@@ -20,12 +20,12 @@ public final class AgentLease implements AutoCloseable {
         this.entry = entry;
     }
 
-    /** The session key. */
+    /** {@return the session key the agent is cached under} */
     public String key() {
         return entry.key;
     }
 
-    /** The leased agent. */
+    /** {@return the leased agent} */
     public AgentMemory agent() {
         return entry.agent;
     }

@@ -67,12 +67,12 @@ public final class SessionCommitTracker implements AutoCloseable {
         this.table = new SessionTable(b.ticker);
     }
 
-    /** A builder for a tracker with settings other than the defaults. */
+    /** {@return a builder for a tracker with settings other than the defaults} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** This tracker's name, as it appears in thread names and reports. */
+    /** {@return this tracker's name, as it appears in thread names and reports} */
     public String name() {
         return name;
     }
@@ -84,6 +84,8 @@ public final class SessionCommitTracker implements AutoCloseable {
      * registered owner is remembered even while clean. Work already recorded stays with the owner
      * that did it.
      *
+     * @param sessionId the session
+     * @param owner the new registered owner
      * @return the owner registered before, or null (also for a null or blank id, which is a no-op)
      */
     public SessionCommitter registerOwner(String sessionId, SessionCommitter owner) {
@@ -95,6 +97,8 @@ public final class SessionCommitTracker implements AutoCloseable {
      * Removes {@code owner} as the session's registered owner, if it is the registered one
      * (identity). Its uncommitted work stays recorded and committable through it.
      *
+     * @param sessionId the session
+     * @param owner the owner to remove
      * @return true if it was the registered owner; false otherwise, and for a null or blank id
      */
     public boolean unregisterOwner(String sessionId, SessionCommitter owner) {
@@ -102,7 +106,12 @@ public final class SessionCommitTracker implements AutoCloseable {
         return !isBlank(sessionId) && table.unregisterOwner(sessionId, owner);
     }
 
-    /** The session's registered owner, if any. */
+    /**
+     * The session's registered owner, if any.
+     *
+     * @param sessionId the session
+     * @return the registered owner; empty if there is none, and for a null or blank id
+     */
     public Optional<SessionCommitter> registeredOwner(String sessionId) {
         return isBlank(sessionId) ? Optional.empty() : Optional.ofNullable(table.registeredOwner(sessionId));
     }
@@ -112,6 +121,8 @@ public final class SessionCommitTracker implements AutoCloseable {
      * extends the owner's last segment, or starts a new one when the last segment is another
      * owner's or a commit is in flight. Never waits except for the tracker's lock.
      *
+     * @param sessionId the session
+     * @param owner the owner (an agent) that completed the turn and will commit it
      * @return the session's new generation; 0 for a null or blank id (nothing is recorded)
      */
     public long markTurnCompleted(String sessionId, SessionCommitter owner) {
@@ -119,12 +130,17 @@ public final class SessionCommitTracker implements AutoCloseable {
         return isBlank(sessionId) ? 0 : table.markTurn(sessionId, owner);
     }
 
-    /** Whether the session has completed turns not yet committed (also while a commit runs). */
+    /**
+     * Whether the session has completed turns not yet committed (also while a commit runs).
+     *
+     * @param sessionId the session
+     * @return true if it has; false for a clean, unknown, null or blank session
+     */
     public boolean hasUncommittedWork(String sessionId) {
         return !isBlank(sessionId) && table.dirty(sessionId);
     }
 
-    /** The ids of every session with uncommitted work, sorted. */
+    /** {@return the ids of every session with uncommitted work, sorted} */
     public List<String> dirtySessions() {
         return table.dirtySessions();
     }
@@ -133,6 +149,7 @@ public final class SessionCommitTracker implements AutoCloseable {
      * Forgets a clean, idle session and its registered owner. Refuses a session with uncommitted
      * work or a commit in flight: that work would be lost.
      *
+     * @param sessionId the session
      * @return what happened; {@link DiscardResult#NO_SESSION} for an unknown, null or blank id
      */
     public DiscardResult discard(String sessionId) {
@@ -151,6 +168,10 @@ public final class SessionCommitTracker implements AutoCloseable {
      * bounded: it takes as long as the owner takes. An interrupt while waiting returns {@link
      * CommitResult.Status#INTERRUPTED} with the interrupt flag restored.
      *
+     * @param sessionId the session
+     * @param owner the owner of the oldest dirty segment
+     * @param wait whether to wait for a commit of the session already in flight
+     * @param timeout how long to wait for it at most
      * @return what happened; {@link CommitResult.Status#NOTHING_TO_COMMIT} for a clean, unknown,
      *     null or blank session
      * @throws VirtualMachineError if the owner threw one (after the in-flight mark was cleared)
@@ -178,6 +199,10 @@ public final class SessionCommitTracker implements AutoCloseable {
      *
      * <p>No worker is started when the session is clean, when draining has begun (the drain commits
      * the session itself), or when the registry is full; the returned status says which.
+     *
+     * @param sessionId the session
+     * @param owner the owner whose dirty segments the worker commits
+     * @return whether a worker started (with its thread), or why not
      */
     public BackgroundCommit commitInBackground(String sessionId, SessionCommitter owner) {
         requireNonNull(owner, "owner");
@@ -227,6 +252,7 @@ public final class SessionCommitTracker implements AutoCloseable {
      * caller must start the worker only when this returns true, and the worker must {@link
      * #unregisterBackgroundCommit unregister} itself when it ends (in a {@code finally}).
      *
+     * @param worker the worker thread, not yet started
      * @return true if registered; false once draining has begun (the drain then commits the session
      *     itself) or when the registry already holds {@link Builder#maxBackgroundCommits} workers
      */
@@ -234,17 +260,21 @@ public final class SessionCommitTracker implements AutoCloseable {
         return background.register(worker) == BackgroundCommits.Registration.ACCEPTED;
     }
 
-    /** Removes a worker from the registry; removing one that is not registered does nothing. */
+    /**
+     * Removes a worker from the registry; removing one that is not registered does nothing.
+     *
+     * @param worker the worker thread
+     */
     public void unregisterBackgroundCommit(Thread worker) {
         background.unregister(worker);
     }
 
-    /** The registered background commit workers, in registration order. */
+    /** {@return the registered background commit workers, in registration order} */
     public List<Thread> backgroundCommits() {
         return background.snapshot();
     }
 
-    /** Whether {@link #drainAll} has begun; background commits are refused from then on. */
+    /** {@return whether {@link #drainAll} has begun}; background commits are refused from then on. */
     public boolean isDraining() {
         return background.draining();
     }
@@ -335,7 +365,12 @@ public final class SessionCommitTracker implements AutoCloseable {
 
         private Builder() {}
 
-        /** The tracker's name in reports and logs; default {@code sessions-<n>}. */
+        /**
+         * The tracker's name in reports and logs; default {@code sessions-<n>}.
+         *
+         * @param name the name; not blank
+         * @return this builder
+         */
         public Builder name(String name) {
             requireNonNull(name, "name");
             if (name.isBlank()) {
@@ -345,7 +380,12 @@ public final class SessionCommitTracker implements AutoCloseable {
             return this;
         }
 
-        /** How many sessions the drain commits at once; default {@value #DEFAULT_DRAIN_PARALLELISM}. */
+        /**
+         * How many sessions the drain commits at once; default {@value #DEFAULT_DRAIN_PARALLELISM}.
+         *
+         * @param drainParallelism the number of sessions; at least 1
+         * @return this builder
+         */
         public Builder drainParallelism(int drainParallelism) {
             this.drainParallelism = Checks.atLeast(drainParallelism, 1, "drainParallelism");
             return this;
@@ -354,6 +394,9 @@ public final class SessionCommitTracker implements AutoCloseable {
         /**
          * The most background commit workers registered at once; beyond it {@code commitInBackground}
          * refuses (the work stays dirty). Default {@value #DEFAULT_MAX_BACKGROUND_COMMITS}.
+         *
+         * @param maxBackgroundCommits the number of workers; at least 1
+         * @return this builder
          */
         public Builder maxBackgroundCommits(int maxBackgroundCommits) {
             this.maxBackgroundCommits = Checks.atLeast(maxBackgroundCommits, 1, "maxBackgroundCommits");
@@ -363,6 +406,9 @@ public final class SessionCommitTracker implements AutoCloseable {
         /**
          * How long a background commit waits for a commit of the same session already in flight;
          * default 30 s.
+         *
+         * @param backgroundWaitTimeout the longest wait; zero or more
+         * @return this builder
          */
         public Builder backgroundWaitTimeout(Duration backgroundWaitTimeout) {
             this.backgroundWaitTimeout = Checks.nonNegative(backgroundWaitTimeout, "backgroundWaitTimeout");
@@ -380,6 +426,9 @@ public final class SessionCommitTracker implements AutoCloseable {
          * named {@code memlife-commit-<session>} and {@code memlife-drain-<tracker>-<n>}; a thread
          * the factory makes non-daemon is switched to daemon before it starts, so a hung owner never
          * keeps the JVM alive.
+         *
+         * @param threadFactory makes the worker threads; must not return null
+         * @return this builder
          */
         public Builder threadFactory(ThreadFactory threadFactory) {
             this.threadFactory = requireNonNull(threadFactory, "threadFactory");
@@ -389,13 +438,16 @@ public final class SessionCommitTracker implements AutoCloseable {
         /**
          * The time source of every wait the tracker bounds: a commit waiting for one in flight, a
          * background commit's wait and the drain's deadline; default the system ticker.
+         *
+         * @param ticker the time source
+         * @return this builder
          */
         public Builder ticker(Ticker ticker) {
             this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 
-        /** A new tracker with these settings. */
+        /** {@return a new tracker with these settings} */
         public SessionCommitTracker build() {
             return new SessionCommitTracker(this);
         }

@@ -107,7 +107,12 @@ public final class ShutdownHooks implements AutoCloseable {
         this.hook = new Thread(this::runAsHook, "memlife-shutdown-hook");
     }
 
-    /** {@link #install(Duration)} with the default deadline of 20 s. */
+    /**
+     * {@link #install(Duration)} with the default deadline of 20 s.
+     *
+     * @return the installed hook (an earlier installation, unchanged, if there is one)
+     * @throws IllegalStateException if the JVM is already shutting down
+     */
     public static ShutdownHooks install() {
         return install(DEFAULT_DEADLINE);
     }
@@ -117,6 +122,7 @@ public final class ShutdownHooks implements AutoCloseable {
      * (its deadline stays the first one given). After {@link #uninstall()} or {@link #close()}, a call installs a new one.
      *
      * @param deadline the shared deadline of the whole shutdown drain
+     * @return the installed hook: this call's, or the earlier installation, unchanged
      * @throws IllegalArgumentException if {@code deadline} is negative
      * @throws IllegalStateException if the JVM is already shutting down
      */
@@ -143,27 +149,43 @@ public final class ShutdownHooks implements AutoCloseable {
                 .toString();
     }
 
-    /** The installed process-wide hook, if any. */
+    /** {@return the installed process-wide hook, or empty if none is installed (or it was closed)} */
     public static Optional<ShutdownHooks> installed() {
         synchronized (GLOBAL) {
             return Optional.ofNullable(installed);
         }
     }
 
-    /** Drains the tracker ({@link SessionCommitTracker#drainAll}) first, before any manager. */
+    /**
+     * Drains the tracker ({@link SessionCommitTracker#drainAll}) first, before any manager.
+     *
+     * @param tracker the tracker; listed as {@code "tracker <name>"}
+     * @return the registration, to remove the tracker again
+     */
     public Registration register(SessionCommitTracker tracker) {
         requireNonNull(tracker, "tracker");
         return add(ShutdownPhases.Group.TRACKERS, "tracker " + tracker.name(), tracker::drainAll);
     }
 
-    /** Drains the component after the trackers and before the managers. */
+    /**
+     * Drains the component after the trackers and before the managers.
+     *
+     * @param name the component's name in the summary
+     * @param component the drain, such as {@code gateway::stop}
+     * @return the registration, to remove the component again
+     */
     public Registration register(String name, Drainable component) {
         requireNonNull(name, "name");
         requireNonNull(component, "component");
         return add(ShutdownPhases.Group.COMPONENTS, name, component);
     }
 
-    /** Shuts the manager down ({@link MemoryManager#shutdownAll(Duration)}) last, with what is left. */
+    /**
+     * Shuts the manager down ({@link MemoryManager#shutdownAll(Duration)}) last, with what is left.
+     *
+     * @param manager the manager; listed as {@code "manager <name>"}
+     * @return the registration, to remove the manager again (when its agent is closed by other means)
+     */
     public Registration register(MemoryManager manager) {
         requireNonNull(manager, "manager");
         return add(ShutdownPhases.Group.MANAGERS, "manager " + manager.name(), manager::shutdownAll);
@@ -180,6 +202,8 @@ public final class ShutdownHooks implements AutoCloseable {
      * deadline, as the class javadoc describes. Waits at most the deadline (plus thread start-up);
      * an interrupt stops the waiting early (components not waited for are reported as timed out) and
      * the interrupt flag is restored. Does not print.
+     *
+     * @return the report of every registered component, group by group
      */
     public ShutdownReport drainNow() {
         return ShutdownPhases.run(List.copyOf(entries), Deadline.after(ticker, deadline), MANAGER_RESERVE_PERCENT,
@@ -241,17 +265,17 @@ public final class ShutdownHooks implements AutoCloseable {
         }
     }
 
-    /** Where this hook is in its lifecycle. */
+    /** {@return where this hook is in its lifecycle} */
     public State state() {
         return state.get();
     }
 
-    /** The shared deadline of the drain. */
+    /** {@return the shared deadline of the drain} */
     public Duration deadline() {
         return deadline;
     }
 
-    /** The registered components' names, in drain order. */
+    /** {@return the registered components' names, in drain order} */
     public List<String> registered() {
         List<String> names = new ArrayList<>();
         for (ShutdownPhases.Group g : ShutdownPhases.Group.values()) {

@@ -100,6 +100,8 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
      * A provider on the SQLite file {@code file} (created if missing; its directory must exist),
      * with every other default of {@link Builder}.
      *
+     * @param file the database file
+     * @return the provider, connected, with its schema ready
      * @throws JdbcStoreException if the file cannot be opened or the schema cannot be created or
      *     migrated
      */
@@ -107,7 +109,14 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         return builder("jdbc:sqlite:" + requireNonNull(file, "file").toAbsolutePath()).build();
     }
 
-    /** A builder for a provider on the database at {@code jdbcUrl} ({@code jdbc:sqlite:} or {@code jdbc:postgresql:}). */
+    /**
+     * A builder for a provider on the database at {@code jdbcUrl} ({@code jdbc:sqlite:} or {@code
+     * jdbc:postgresql:}).
+     *
+     * @param jdbcUrl the database's JDBC URL
+     * @return a builder with every other default
+     * @throws IllegalArgumentException if {@code jdbcUrl} does not start with {@code jdbc:}
+     */
     public static Builder builder(String jdbcUrl) {
         requireNonNull(jdbcUrl, "jdbcUrl");
         if (!jdbcUrl.startsWith("jdbc:")) {
@@ -116,7 +125,12 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         return new Builder(jdbcUrl, null);
     }
 
-    /** A builder for a provider on the connections of {@code dataSource} (for example a pool). */
+    /**
+     * A builder for a provider on the connections of {@code dataSource} (for example a pool).
+     *
+     * @param dataSource where the provider gets its connections; it brings its own credentials
+     * @return a builder with every other default
+     */
     public static Builder builder(DataSource dataSource) {
         return new Builder(null, requireNonNull(dataSource, "dataSource"));
     }
@@ -206,25 +220,35 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     // The read-back methods: each waits for one query, retried like a write, and throws
     // JdbcStoreException when every attempt failed. They work after shutdown too.
 
-    /** Every turn stored, in all sessions. */
+    /** {@return how many turns are stored, in all sessions} */
     public long countTurns() {
         return read("count the turns", tables::countTurns);
     }
 
-    /** The turns stored for {@code sessionId}. */
+    /**
+     * How many turns are stored for a session.
+     *
+     * @param sessionId the session
+     * @return the number of its stored turns
+     */
     public long countTurns(String sessionId) {
         requireNonNull(sessionId, "sessionId");
         return read("count the turns of session '" + sessionId + "'", c -> tables.countTurns(c, sessionId));
     }
 
-    /** The session's stored turns, in the order they were stored. */
+    /**
+     * The session's stored turns, in the order they were stored.
+     *
+     * @param sessionId the session
+     * @return its stored turns; empty if it has none
+     */
     public List<StoredTurn> turns(String sessionId) {
         requireNonNull(sessionId, "sessionId");
         return read("read the turns of session '" + sessionId + "'",
                 c -> tables.turns(c, sessionId, Integer.MAX_VALUE));
     }
 
-    /** Every session boundary recorded, oldest first. */
+    /** {@return every session boundary recorded, oldest first} */
     public List<StoredSessionEnd> sessionEnds() {
         return read("read the session ends", tables::sessionEnds);
     }
@@ -340,19 +364,34 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             this.dataSource = dataSource;
         }
 
-        /** The database user, for a JDBC URL (a DataSource brings its own). */
+        /**
+         * The database user, for a JDBC URL (a DataSource brings its own).
+         *
+         * @param user the user name
+         * @return this builder
+         */
         public Builder user(String user) {
             this.user = requireNonNull(user, "user");
             return this;
         }
 
-        /** The database password, for a JDBC URL; never logged or put in an exception. */
+        /**
+         * The database password, for a JDBC URL; never logged or put in an exception.
+         *
+         * @param password the password
+         * @return this builder
+         */
         public Builder password(String password) {
             this.password = requireNonNull(password, "password");
             return this;
         }
 
-        /** The provider's name, unique within one manager. */
+        /**
+         * The provider's name, unique within one manager; default {@value #DEFAULT_NAME}.
+         *
+         * @param name the name; not blank
+         * @return this builder
+         */
         public Builder name(String name) {
             requireNonNull(name, "name");
             if (name.isBlank()) {
@@ -362,7 +401,13 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             return this;
         }
 
-        /** Prefix of the table names, so several stores can share one database; letters, digits, '_'. */
+        /**
+         * Prefix of the table names, so several stores can share one database; default {@value
+         * #DEFAULT_TABLE_PREFIX}.
+         *
+         * @param tablePrefix a letter or '_' followed by at most 39 letters, digits or '_'
+         * @return this builder
+         */
         public Builder tablePrefix(String tablePrefix) {
             requireNonNull(tablePrefix, "tablePrefix");
             if (!IDENTIFIER.matcher(tablePrefix).matches()) {
@@ -373,7 +418,13 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             return this;
         }
 
-        /** How many of the session's most recent turns {@link #prefetch} returns. */
+        /**
+         * How many of the session's most recent turns {@link JdbcMemoryProvider#prefetch} returns;
+         * default {@value #DEFAULT_PREFETCH_LIMIT}.
+         *
+         * @param turns the number of turns; at least 1
+         * @return this builder
+         */
         public Builder prefetchLimit(int turns) {
             if (turns < 1) {
                 throw new IllegalArgumentException("prefetchLimit must be at least 1, was " + turns);
@@ -382,7 +433,13 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             return this;
         }
 
-        /** Attempts per write in all (1 means no retry) before the write fails. */
+        /**
+         * Attempts per write in all (1 means no retry) before the write fails; default {@value
+         * #DEFAULT_RETRY_ATTEMPTS}.
+         *
+         * @param attempts the number of attempts; at least 1
+         * @return this builder
+         */
         public Builder retryAttempts(int attempts) {
             if (attempts < 1) {
                 throw new IllegalArgumentException("retryAttempts must be at least 1, was " + attempts);
@@ -393,8 +450,10 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
         /**
          * The wait after a write's first failed attempt; doubled after each next one, up to {@link
-         * #MAX_RETRY_BACKOFF}. Zero retries at once.
+         * #MAX_RETRY_BACKOFF}. Zero retries at once. Default 100 ms.
          *
+         * @param backoff the first wait
+         * @return this builder
          * @throws IllegalArgumentException if {@code backoff} is negative or longer than {@link
          *     #MAX_RETRY_BACKOFF} (it would be shortened to it), naming the value
          */
@@ -416,8 +475,10 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          * Both databases take it as an int of milliseconds, so it must be a whole number of
          * milliseconds from 1 ms to {@link #MAX_LOCK_TIMEOUT}: anything else is refused here rather
          * than changed (the SQLite driver would silently wait 3 s instead of a longer timeout, and
-         * 0 ms means "never wait" to SQLite but "wait forever" to PostgreSQL).
+         * 0 ms means "never wait" to SQLite but "wait forever" to PostgreSQL). Default 5 s.
          *
+         * @param timeout the longest wait for a lock
+         * @return this builder
          * @throws IllegalArgumentException naming the value if it is not such a duration
          */
         public Builder lockTimeout(Duration timeout) {
@@ -437,13 +498,24 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             return this;
         }
 
-        /** How the provider waits between attempts; tests inject one that does not sleep. */
+        /**
+         * How the provider waits between attempts; tests inject one that does not sleep.
+         *
+         * @param sleeper the sleeper; default {@link Sleeper#system()}
+         * @return this builder
+         */
         public Builder sleeper(Sleeper sleeper) {
             this.sleeper = requireNonNull(sleeper, "sleeper");
             return this;
         }
 
-        /** The wall clock (a {@link java.time.Clock}, in UTC by default) of the stored-at and ended-at times. */
+        /**
+         * The wall clock (a {@link java.time.Clock}, in UTC by default) of the stored-at and ended-at
+         * times.
+         *
+         * @param wallClock the clock
+         * @return this builder
+         */
         public Builder wallClock(Clock wallClock) {
             this.wallClock = requireNonNull(wallClock, "wallClock");
             return this;
@@ -453,6 +525,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          * Connects, creates the schema if missing (or migrates an earlier one) and returns the
          * provider. Waits for the database, with the retry rule of writes.
          *
+         * @return the provider, connected, with its schema ready
          * @throws JdbcStoreException naming the database (password masked) if it cannot be reached
          *     or the schema cannot be created or migrated, or if its tables have a schema version
          *     this code does not know, or a PostgreSQL database is not {@code UTF8}

@@ -13,12 +13,13 @@ public interface Sleeper {
     /**
      * Waits for {@code duration}.
      *
+     * @param duration how long to wait; not negative
      * @throws InterruptedException if the waiting thread is interrupted; the store then gives up
      *     the write at once and restores the interrupt flag
      */
     void sleep(Duration duration) throws InterruptedException;
 
-    /** Really sleeps, with {@link TimeUnit#sleep}. */
+    /** {@return a sleeper that really sleeps, with {@link TimeUnit#sleep}} */
     static Sleeper system() {
         return duration -> TimeUnit.NANOSECONDS.sleep(duration.toNanos());
     }

@@ -14,6 +14,14 @@ import java.time.Instant;
  */
 public record StoredSessionEnd(String sessionId, int messageCount, Instant endedAt) {
 
+    /**
+     * A recorded session end.
+     *
+     * @param sessionId the session that ended
+     * @param messageCount how many messages its transcript had
+     * @param endedAt when the store recorded the end
+     * @throws NullPointerException if {@code sessionId} or {@code endedAt} is null
+     */
     public StoredSessionEnd {
         requireNonNull(sessionId, "sessionId");
         requireNonNull(endedAt, "endedAt");

@@ -22,6 +22,18 @@ import java.util.List;
 public record StoredTurn(String writeId, String sessionId, String userContent, String assistantContent,
         List<Message> messages, Instant acceptedAt, Instant storedAt) {
 
+    /**
+     * A stored turn.
+     *
+     * @param writeId the write id the turn was stored under
+     * @param sessionId the session the turn belongs to
+     * @param userContent what the user said
+     * @param assistantContent what the assistant replied
+     * @param messages the turn's full messages; copied
+     * @param acceptedAt when the manager accepted the write
+     * @param storedAt when the store wrote it
+     * @throws NullPointerException if an argument, or an element of {@code messages}, is null
+     */
     public StoredTurn {
         requireNonNull(writeId, "writeId");
         requireNonNull(sessionId, "sessionId");
@@ -32,7 +44,10 @@ public record StoredTurn(String writeId, String sessionId, String userContent, S
         requireNonNull(storedAt, "storedAt");
     }
 
-    /** The turn with its original write id, to replay it through a provider (a replay is idempotent). */
+    /**
+     * {@return the turn with its original write id}, to replay it through a provider (a replay is
+     * idempotent).
+     */
     public Turn toTurn() {
         return Turn.of(writeId, sessionId, userContent, assistantContent, messages, acceptedAt);
     }

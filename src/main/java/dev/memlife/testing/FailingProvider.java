@@ -21,7 +21,12 @@ public class FailingProvider extends RecordingProvider {
     private final Predicate<Turn> failingWrites;
     private final Function<Hook, ? extends Throwable> failure;
 
-    /** Fails every call of the given hooks with an {@link IllegalStateException}. */
+    /**
+     * Fails every call of the given hooks with an {@link IllegalStateException}.
+     *
+     * @param name the provider's name
+     * @param hooks the hooks that fail; none: a provider that only records
+     */
     public FailingProvider(String name, Hook... hooks) {
         this(name, Set.of(hooks), turn -> true,
                 hook -> new IllegalStateException(name + " fails in " + hook + " on purpose"));
@@ -30,6 +35,12 @@ public class FailingProvider extends RecordingProvider {
     /**
      * Fails the chosen hooks with the throwable {@code failure} makes (an unchecked exception or an
      * {@link Error}); for {@link Hook#SYNC_TURN}, only the writes {@code failingWrites} selects.
+     *
+     * @param name the provider's name
+     * @param hooks the hooks that fail; copied
+     * @param failingWrites which writes fail, if {@code hooks} holds {@link Hook#SYNC_TURN}
+     * @param failure makes the throwable for a failing call of a hook; a checked exception is
+     *     thrown wrapped in an {@link IllegalStateException}
      */
     public FailingProvider(String name, Set<Hook> hooks, Predicate<Turn> failingWrites,
             Function<Hook, ? extends Throwable> failure) {
@@ -39,7 +50,14 @@ public class FailingProvider extends RecordingProvider {
         this.failure = failure;
     }
 
-    /** A provider that fails only the writes {@code failingWrites} selects. */
+    /**
+     * A provider that fails only the writes {@code failingWrites} selects, with an {@link
+     * IllegalStateException}; every other call is recorded as usual.
+     *
+     * @param name the provider's name
+     * @param failingWrites which writes fail
+     * @return the provider
+     */
     public static FailingProvider failingWrites(String name, Predicate<Turn> failingWrites) {
         return new FailingProvider(name, Set.of(Hook.SYNC_TURN), failingWrites,
                 hook -> new IllegalStateException(name + " fails this write on purpose"));

@@ -24,12 +24,21 @@ public class GatedProvider extends RecordingProvider {
     private final CountDownLatch gate = new CountDownLatch(1);
     private final CountDownLatch entered = new CountDownLatch(1);
 
-    /** A provider whose every write waits for the gate. */
+    /**
+     * A provider whose every write waits for the gate.
+     *
+     * @param name the provider's name
+     */
     public GatedProvider(String name) {
         this(name, turn -> true);
     }
 
-    /** A provider whose writes selected by {@code gated} wait for the gate; others pass at once. */
+    /**
+     * A provider whose writes selected by {@code gated} wait for the gate; others pass at once.
+     *
+     * @param name the provider's name
+     * @param gated which writes wait for the gate while it is closed
+     */
     public GatedProvider(String name, Predicate<Turn> gated) {
         super(name);
         this.gated = gated;
@@ -59,6 +68,7 @@ public class GatedProvider extends RecordingProvider {
     /**
      * Waits until the writer is held at the gate, for at most {@code timeout}.
      *
+     * @param timeout how long to wait at most
      * @return true once a write is held (or was held before); false on timeout or interrupt
      */
     public boolean awaitHeld(Duration timeout) {

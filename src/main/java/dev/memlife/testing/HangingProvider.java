@@ -25,7 +25,12 @@ public class HangingProvider extends RecordingProvider {
     private final AtomicInteger hanging = new AtomicInteger();
     private final CountDownLatch hung = new CountDownLatch(1);
 
-    /** A provider that hangs in every call of the given hooks. */
+    /**
+     * A provider that hangs in every call of the given hooks, until {@link #release()}.
+     *
+     * @param name the provider's name
+     * @param hooks the hooks that hang; none: a provider that only records
+     */
     public HangingProvider(String name, Hook... hooks) {
         super(name);
         this.hooks = hooks.length == 0 ? EnumSet.noneOf(Hook.class) : EnumSet.copyOf(Set.of(hooks));
@@ -61,7 +66,7 @@ public class HangingProvider extends RecordingProvider {
         released.countDown();
     }
 
-    /** Calls hanging right now. */
+    /** {@return how many calls are hanging right now} */
     public int hangingCount() {
         return hanging.get();
     }
@@ -69,6 +74,7 @@ public class HangingProvider extends RecordingProvider {
     /**
      * Waits until some call hangs (now or earlier), for at most {@code timeout}.
      *
+     * @param timeout how long to wait at most
      * @return true once a call has hung; false on timeout or interrupt (flag restored)
      */
     public boolean awaitHanging(Duration timeout) {

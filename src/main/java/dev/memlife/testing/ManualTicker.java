@@ -20,7 +20,12 @@ public final class ManualTicker implements Ticker {
         return nanos.get();
     }
 
-    /** Moves the ticker forward. */
+    /**
+     * Moves the ticker forward.
+     *
+     * @param by how far; zero or more
+     * @throws IllegalArgumentException if {@code by} is negative
+     */
     public void advance(Duration by) {
         requireNonNull(by, "by");
         if (by.isNegative()) {

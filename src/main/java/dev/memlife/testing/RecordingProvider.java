@@ -28,7 +28,12 @@ public class RecordingProvider implements MemoryProvider {
     private final List<String> events = new ArrayList<>();
     private final List<List<Message>> sessionEnds = new ArrayList<>();
 
-    /** A recording provider with the given name. */
+    /**
+     * A recording provider with the given name.
+     *
+     * @param name the provider's name
+     * @throws NullPointerException if {@code name} is null
+     */
     public RecordingProvider(String name) {
         this.name = requireNonNull(name, "name");
     }
@@ -65,21 +70,25 @@ public class RecordingProvider implements MemoryProvider {
         record("shutdown");
     }
 
-    /** Appends an event to the log; for subclasses that add hooks of their own. */
+    /**
+     * Appends an event to the log; for subclasses that add hooks of their own.
+     *
+     * @param event the event, as {@link #events()} will list it
+     */
     protected final void record(String event) {
         synchronized (lock) {
             events.add(event);
         }
     }
 
-    /** The turns delivered so far, in delivery order. */
+    /** {@return the turns delivered so far, in delivery order} */
     public List<Turn> turns() {
         synchronized (lock) {
             return List.copyOf(turns);
         }
     }
 
-    /** The assistant content of every delivered turn, in delivery order. */
+    /** {@return the assistant content of every delivered turn, in delivery order} */
     public List<String> assistantContents() {
         List<String> out = new ArrayList<>();
         for (Turn t : turns()) {
@@ -88,21 +97,26 @@ public class RecordingProvider implements MemoryProvider {
         return out;
     }
 
-    /** The event log so far. */
+    /** {@return the event log so far, oldest first} */
     public List<String> events() {
         synchronized (lock) {
             return List.copyOf(events);
         }
     }
 
-    /** The transcript handed to each end-of-session call, in call order. */
+    /** {@return the transcript handed to each end-of-session call, in call order} */
     public List<List<Message>> sessionEnds() {
         synchronized (lock) {
             return List.copyOf(sessionEnds);
         }
     }
 
-    /** How many times the given event was recorded. */
+    /**
+     * How many times the given event was recorded.
+     *
+     * @param event the event, as {@link #events()} lists it
+     * @return the number of times it is in the log
+     */
     public int count(String event) {
         int n = 0;
         for (String e : events()) {
@@ -114,6 +128,8 @@ public class RecordingProvider implements MemoryProvider {
     /**
      * Waits until at least {@code count} turns were delivered, for at most {@code timeout}.
      *
+     * @param count how many turns to wait for, in all (not counting from this call)
+     * @param timeout how long to wait at most
      * @return true if they were; false on timeout or interrupt (the interrupt flag is restored)
      */
     public boolean awaitTurns(int count, Duration timeout) {
