@@ -63,32 +63,32 @@ public final class DrainReport {
         this.elapsed = elapsed;
     }
 
-    /** Every write the manager was handed, accepted or not (blank turns are not writes). */
+    /** {@return every write the manager was handed, accepted or not (blank turns are not writes)} */
     public long submitted() {
         return accepted() + rejected;
     }
 
-    /** Writes every provider took without throwing. */
+    /** {@return writes every provider took without throwing} */
     public long delivered() {
         return delivered;
     }
 
-    /** Writes at least one provider threw on; every other provider of their route still got them. */
+    /** {@return writes at least one provider threw on; every other provider of their route still got them} */
     public long failed() {
         return failed;
     }
 
-    /** The write ids of the {@link #failed()} writes, in the order the writer finished them. */
+    /** {@return the write ids of the {@link #failed()} writes, in the order the writer finished them} */
     public List<String> failedWriteIds() {
         return failedWriteIds;
     }
 
-    /** Writes the drain deadline cut off before the writer started them. */
+    /** {@return writes the drain deadline cut off before the writer started them} */
     public long abandoned() {
         return abandonedWriteIds.size();
     }
 
-    /** The write ids of the {@link #abandoned()} writes, in the order they were accepted. */
+    /** {@return the write ids of the {@link #abandoned()} writes, in the order they were accepted} */
     public List<String> abandonedWriteIds() {
         return abandonedWriteIds;
     }
@@ -98,17 +98,19 @@ public final class DrainReport {
      * detached. Also counts, without ids, writes whose caller was stopped between the two steps of
      * {@code syncAll} for longer than the drain could wait (a thread that died of a stack overflow
      * right there); this is logged when it happens.
+     *
+     * @return how many writes were still running at the deadline
      */
     public long stillRunning() {
         return stillRunningWriteIds.size() + unlinked;
     }
 
-    /** The write ids of the {@link #stillRunning()} writes. */
+    /** {@return the write ids of the {@link #stillRunning()} writes} */
     public List<String> stillRunningWriteIds() {
         return stillRunningWriteIds;
     }
 
-    /** Writes refused: after shutdown began, on a full queue, or with no writer thread to be had. */
+    /** {@return writes refused: after shutdown began, on a full queue, or with no writer thread to be had} */
     public long rejected() {
         return rejected;
     }
@@ -116,6 +118,8 @@ public final class DrainReport {
     /**
      * Turns handed to {@code syncAll} with blank user content: not writes (not in {@link
      * #submitted()}), never queued, counted here so that none disappears unseen.
+     *
+     * @return how many blank turns the manager was handed
      */
     public long blankTurns() {
         return blankTurns;
@@ -124,6 +128,8 @@ public final class DrainReport {
     /**
      * What became of the write with this id, in this report.
      *
+     * @param writeId a write id, as {@link Turn#writeId()} gave it to the providers
+     * @return its bucket; {@link WriteStatus#UNKNOWN} for an id this manager never accepted
      * @throws NullPointerException if {@code writeId} is null
      */
     public WriteStatus statusOf(String writeId) {
@@ -158,6 +164,8 @@ public final class DrainReport {
      * For each provider that threw on a write hook, how many writes it failed. Read when the
      * shutdown ended, so it may already include a {@link #stillRunning() still running} write that
      * failed at one provider before the deadline.
+     *
+     * @return failed writes by provider name; only providers that failed at least once
      */
     public Map<String, Long> failuresByProvider() {
         return failuresByProvider;
@@ -166,12 +174,14 @@ public final class DrainReport {
     /**
      * For each provider that returned to the writer with the thread's interrupt flag set, how often.
      * The writer cleared the flag each time, so the next provider's I/O was not cut short by it.
+     *
+     * @return interrupts by provider name; only providers that left one at least once
      */
     public Map<String, Long> interruptsByProvider() {
         return interruptsByProvider;
     }
 
-    /** Providers whose {@code shutdown()} had not returned when the shutdown budget ran out. */
+    /** {@return providers whose {@code shutdown()} had not returned when the shutdown budget ran out} */
     public List<String> providersNotShutDown() {
         return providersNotShutDown;
     }
@@ -180,22 +190,24 @@ public final class DrainReport {
      * Providers still running a hook when the shutdown came (a write past the drain deadline, an
      * extraction past its timeout, a prefetch): each is shut down by that hook's thread as soon as
      * the hook returns, never while it runs, so no hook of a provider runs after its shutdown.
+     *
+     * @return their names, in registration order
      */
     public List<String> providersShutDownLater() {
         return providersShutDownLater;
     }
 
-    /** Whether every accepted write was handed to every provider before the deadline. */
+    /** {@return whether every accepted write was handed to every provider before the deadline} */
     public boolean complete() {
         return abandonedWriteIds.isEmpty() && stillRunning() == 0;
     }
 
-    /** The budget the shutdown had. */
+    /** {@return the budget the shutdown had} */
     public Duration budget() {
         return drainTimeout;
     }
 
-    /** How long the whole shutdown took: drain plus provider shutdown. */
+    /** {@return how long the whole shutdown took: drain plus provider shutdown} */
     public Duration elapsed() {
         return elapsed;
     }

@@ -15,7 +15,9 @@ public final class StoppedException extends RejectedExecutionException {
 
     private static final long serialVersionUID = 1L;
 
+    /** What refused the work. */
     private final String component;
+    /** What was refused. */
     private final String operation;
 
     /**
@@ -29,12 +31,12 @@ public final class StoppedException extends RejectedExecutionException {
         this.operation = operation;
     }
 
-    /** What refused the work, e.g. {@code memory manager 'chat-7'}. */
+    /** {@return what refused the work, e.g. {@code memory manager 'chat-7'}} */
     public String component() {
         return component;
     }
 
-    /** What was refused, e.g. {@code addProvider}. */
+    /** {@return what was refused, e.g. {@code addProvider}} */
     public String operation() {
         return operation;
     }

@@ -5,7 +5,7 @@
  * stores implement), and at shutdown drains its queue within a deadline and accounts for every
  * write in a {@link dev.memlife.DrainReport}. The package also owns the values those calls carry
  * ({@link dev.memlife.Turn}, {@link dev.memlife.Message}, {@link dev.memlife.ToolSchema}, {@link
- * dev.memlife.WriteOutcome}), the {@link dev.memlife.QueueFullException} of a full queue and the
+ * dev.memlife.WriteStatus}), the {@link dev.memlife.QueueFullException} of a full queue and the
  * {@link dev.memlife.Ticker} every timeout is measured with. It is the innermost layer: it depends
  * on nothing of memlife but the unexported {@code dev.memlife.internal}, and every other package
  * depends on it, never the other way round.

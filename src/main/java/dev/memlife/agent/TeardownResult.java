@@ -35,7 +35,18 @@ public record TeardownResult(String agent, TeardownMode requested, TeardownMode 
         FAILED
     }
 
-    /** Checks the components: a drain report goes with a call that ran, and only with one. */
+    /**
+     * Checks the components: a drain report goes with a call that ran, and only with one.
+     *
+     * @param agent the name of the agent's memory manager
+     * @param requested the mode this call asked for
+     * @param owner the mode of the teardown that owns the agent: {@code requested} if this call ran
+     * @param ran true if this call won the claim and tore the agent down; false if another teardown
+     *     owned it
+     * @param flushed true if this call ran and its flush barrier was met before the shutdown began
+     * @param extraction what became of extraction in this call
+     * @param drainReport the manager's report, present exactly when this call ran the shutdown
+     */
     public TeardownResult {
         requireNonNull(agent, "agent");
         requireNonNull(requested, "requested");
@@ -62,6 +73,8 @@ public record TeardownResult(String agent, TeardownMode requested, TeardownMode 
      * {@link Extraction#TIMED_OUT timed out}: each is shut down as soon as that hook returns, never
      * under it, so an extraction that finishes late still reaches every provider it had not reached.
      * Empty if this call did not run.
+     *
+     * @return their names; empty if this call did not run
      */
     public List<String> providersShutDownLater() {
         return drainReport.map(DrainReport::providersShutDownLater).orElse(List.of());

@@ -29,7 +29,14 @@ public record EvictionResult(String key, Status status, Optional<CompletionStage
         BUSY
     }
 
-    /** Checks the components: a teardown goes with {@link Status#EVICTED} and only with it. */
+    /**
+     * Checks the components: a teardown goes with {@link Status#EVICTED} and only with it.
+     *
+     * @param key the key asked for
+     * @param status what was done
+     * @param teardown for {@link Status#EVICTED}: completes once the soft teardown has run (or found
+     *     another teardown owning the agent) and the agent's transcript has been cleared; empty otherwise
+     */
     public EvictionResult {
         requireNonNull(key, "key");
         requireNonNull(status, "status");

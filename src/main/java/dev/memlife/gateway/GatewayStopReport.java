@@ -28,7 +28,21 @@ public record GatewayStopReport(Map<String, TeardownResult> closed, List<String>
         Map<String, Throwable> failed, boolean housekeepingTerminated, int housekeepingTasksLeft, Duration budget,
         Duration elapsed) {
 
-    /** Copies the collections; nothing may be null. */
+    /**
+     * Copies the collections; nothing may be null.
+     *
+     * @param closed for each agent whose teardown finished in time: the result of the teardown that
+     *     owned it
+     * @param notFinished keys of the agents whose teardown had not finished at the deadline; it goes
+     *     on detached
+     * @param failed keys of the agents whose teardown threw, with what it threw
+     * @param housekeepingTerminated whether the housekeeping executor had run every task (resets,
+     *     evictions) by the deadline
+     * @param housekeepingTasksLeft housekeeping tasks still running or queued at the deadline; they go
+     *     on detached
+     * @param budget the shared deadline the stop had
+     * @param elapsed how long the stop took
+     */
     public GatewayStopReport {
         closed = Map.copyOf(closed);
         notFinished = List.copyOf(notFinished);
@@ -37,7 +51,7 @@ public record GatewayStopReport(Map<String, TeardownResult> closed, List<String>
         requireNonNull(elapsed, "elapsed");
     }
 
-    /** True if every agent was closed, none failed, and the housekeeping executor terminated. */
+    /** {@return true if every agent was closed, none failed, and the housekeeping executor terminated} */
     public boolean complete() {
         return notFinished.isEmpty() && failed.isEmpty() && housekeepingTerminated;
     }

@@ -38,7 +38,17 @@ public record ResetResult(String key, Status status, Optional<TeardownResult> re
         NOT_CACHED
     }
 
-    /** Checks the components: a result goes with {@link Status#CLOSED} and only with it. */
+    /**
+     * Checks the components: a result goes with {@link Status#CLOSED} and only with it.
+     *
+     * @param key the key asked for
+     * @param status how the hard close ended within the wait
+     * @param result the hard close's result, when it finished within the wait ({@link Status#CLOSED})
+     * @param close the hard close, which may still be running after {@link Status#TIMED_OUT}; empty if
+     *     not cached
+     * @param eviction the eviction that followed the close's wait (soft; it finds the close owning the
+     *     agent, so it only clears the transcript); empty if not cached
+     */
     public ResetResult {
         requireNonNull(key, "key");
         requireNonNull(status, "status");

@@ -37,12 +37,12 @@ public final class BackgroundCommit {
         this.worker = worker;
     }
 
-    /** Whether a worker was started. */
+    /** {@return whether a worker was started} */
     public Status status() {
         return status;
     }
 
-    /** The session the commit is for. */
+    /** {@return the session the commit is for} */
     public String sessionId() {
         return sessionId;
     }
@@ -51,6 +51,7 @@ public final class BackgroundCommit {
      * Waits until the worker has finished (committed, failed or given up) and unregistered itself,
      * for at most {@code timeout}. Returns at once when no worker was started.
      *
+     * @param timeout the longest wait
      * @return true when no worker is running any more; false on timeout, or on interrupt (the
      *     interrupt flag is restored)
      */

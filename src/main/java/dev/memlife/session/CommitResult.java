@@ -31,6 +31,15 @@ public record CommitResult(Status status, String sessionId, long committedGenera
         INTERRUPTED
     }
 
+    /**
+     * Checks the components: a failure goes with {@link Status#FAILED} and only with it.
+     *
+     * @param status what happened
+     * @param sessionId the session, as given
+     * @param committedGeneration the session's committed generation after the call
+     * @param generation the session's generation after the call
+     * @param failure what the owner threw, for {@link Status#FAILED}; null otherwise
+     */
     public CommitResult {
         requireNonNull(status, "status");
         if ((status == Status.FAILED) != (failure != null)) {
@@ -39,12 +48,12 @@ public record CommitResult(Status status, String sessionId, long committedGenera
         }
     }
 
-    /** Whether the owner was called and succeeded. */
+    /** {@return whether the owner was called and succeeded} */
     public boolean committed() {
         return status == Status.COMMITTED;
     }
 
-    /** Whether the session still has uncommitted work after the call. */
+    /** {@return whether the session still has uncommitted work after the call} */
     public boolean stillDirty() {
         return generation > committedGeneration;
     }

@@ -51,7 +51,7 @@ public final class SessionCommitTracker implements AutoCloseable {
     private final Ticker ticker;
     private final SessionTable table;
 
-    /** A tracker with every default of {@link Builder}. */
+    /** {@return a tracker with every default of {@link Builder}} */
     public static SessionCommitTracker create() {
         return new Builder().build();
     }
@@ -415,7 +415,12 @@ public final class SessionCommitTracker implements AutoCloseable {
             return this;
         }
 
-        /** The budget of {@link SessionCommitTracker#close()}'s drain; default 30 s. */
+        /**
+         * The budget of {@link SessionCommitTracker#close()}'s drain; default 30 s.
+         *
+         * @param closeTimeout the drain's budget; zero or more
+         * @return this builder
+         */
         public Builder closeTimeout(Duration closeTimeout) {
             this.closeTimeout = Checks.nonNegative(closeTimeout, "closeTimeout");
             return this;

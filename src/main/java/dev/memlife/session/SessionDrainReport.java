@@ -46,6 +46,13 @@ public record SessionDrainReport(String trackerName, int workersJoined, int work
      * @param failure what the owner threw, for {@link Reason#FAILED}; null otherwise
      */
     public record LeftDirty(String sessionId, Reason reason, Throwable failure) {
+        /**
+         * Checks the components.
+         *
+         * @param sessionId the session
+         * @param reason why it is still dirty
+         * @param failure what the owner threw, for {@link Reason#FAILED}; null otherwise
+         */
         public LeftDirty {
             requireNonNull(sessionId, "sessionId");
             requireNonNull(reason, "reason");
@@ -57,7 +64,21 @@ public record SessionDrainReport(String trackerName, int workersJoined, int work
         }
     }
 
-    /** Copies the list; nothing may be null. */
+    /**
+     * Copies the list; nothing may be null.
+     *
+     * @param trackerName the tracker's name
+     * @param workersJoined background commit workers that finished while the drain waited for them
+     * @param workersStillRunning background commit workers still running when the drain gave up
+     *     waiting for them
+     * @param passes commit passes the drain ran over the dirty sessions
+     * @param commits segments the drain itself committed (each one owner call)
+     * @param sessionsCommitted sessions the drain itself committed at least one segment of
+     * @param leftDirty the sessions left with uncommitted work
+     * @param interrupted whether an interrupt ended the drain early (the interrupt flag was restored)
+     * @param budget the deadline the drain had
+     * @param elapsed how long the drain took
+     */
     public SessionDrainReport {
         requireNonNull(trackerName, "trackerName");
         leftDirty = List.copyOf(leftDirty);
@@ -65,12 +86,12 @@ public record SessionDrainReport(String trackerName, int workersJoined, int work
         requireNonNull(elapsed, "elapsed");
     }
 
-    /** Whether every session was clean when the drain returned. */
+    /** {@return whether every session was clean when the drain returned} */
     public boolean complete() {
         return leftDirty.isEmpty();
     }
 
-    /** The ids of the sessions left with uncommitted work, in order. */
+    /** {@return the ids of the sessions left with uncommitted work, in order} */
     public List<String> leftDirtyIds() {
         return leftDirty.stream().map(LeftDirty::sessionId).toList();
     }

@@ -36,6 +36,15 @@ public record ShutdownReport(List<Component> components, Duration budget, Durati
      * @param elapsed how long the hook waited for it
      */
     public record Component(String name, Status status, Object report, Throwable failure, Duration elapsed) {
+        /**
+         * Checks the components.
+         *
+         * @param name the component
+         * @param status how its drain ended
+         * @param report what its drain returned, or null
+         * @param failure what it threw, for {@link Status#FAILED}; null otherwise
+         * @param elapsed how long the hook waited for it
+         */
         public Component {
             requireNonNull(name, "name");
             requireNonNull(status, "status");
@@ -49,14 +58,20 @@ public record ShutdownReport(List<Component> components, Duration budget, Durati
         }
     }
 
-    /** Copies the list; nothing may be null. */
+    /**
+     * Copies the list; nothing may be null.
+     *
+     * @param components every component, in the order they were drained
+     * @param budget the shared deadline
+     * @param elapsed how long the whole drain took
+     */
     public ShutdownReport {
         components = List.copyOf(components);
         requireNonNull(budget, "budget");
         requireNonNull(elapsed, "elapsed");
     }
 
-    /** Whether every component's drain returned without throwing. */
+    /** {@return whether every component's drain returned without throwing} */
     public boolean complete() {
         return components.stream().allMatch(c -> c.status() == Status.DONE);
     }

@@ -335,9 +335,9 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         public static final int DEFAULT_PREFETCH_LIMIT = 10;
         /** Default {@link #retryAttempts(int) attempts} per write: {@value}. */
         public static final int DEFAULT_RETRY_ATTEMPTS = 3;
-        /** Default {@link #retryBackoff(Duration) backoff} after the first failure: {@value} ms. */
+        /** Default {@link #retryBackoff(Duration) backoff} after the first failure: 100 ms. */
         public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofMillis(100);
-        /** Default {@link #lockTimeout(Duration) lock timeout}: {@value} ms. */
+        /** Default {@link #lockTimeout(Duration) lock timeout}: 5 s. */
         public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(5);
         /** Longest {@link #lockTimeout(Duration) lock timeout}: {@link Integer#MAX_VALUE} ms, about 24.8 days. */
         public static final Duration MAX_LOCK_TIMEOUT = Duration.ofMillis(Integer.MAX_VALUE);
