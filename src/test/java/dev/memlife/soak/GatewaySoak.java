@@ -404,12 +404,17 @@ public final class GatewaySoak {
 
     /** The timer's tick: releases hung calls now and then, and moves the idle ticker. */
     private void chaos(Epoch e, Random r) {
+        if (e.stopping) {
+            // The gateway's stop deadline is on this ticker: move it steadily, so the stop's 20 s
+            // pass in about 20 ticks rather than in one random jump of minutes.
+            e.ticker.advance(Duration.ofSeconds(1));
+        }
         int dice = r.nextInt(100);
         if (dice < 30) {
             hangs.releaseAll();
-        } else if (dice < 40) {
+        } else if (dice < 40 && !e.stopping) {
             e.ticker.advance(Duration.ofSeconds(r.nextInt(10))); // the next acquire sweeps every 5 minutes
-        } else if (dice < 42 && !e.gateway.isStopped()) {
+        } else if (dice < 42 && !e.stopping) {
             e.ticker.advance(Duration.ofSeconds(r.nextInt(120))); // past the TTL of every idle agent, often
             count("idle sweeps by the soak: agents evicted", e.gateway.sweepIdle().size());
         }
