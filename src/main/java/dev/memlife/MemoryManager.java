@@ -3,6 +3,8 @@ package dev.memlife;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -92,8 +94,9 @@ public final class MemoryManager implements AutoCloseable {
         this.providerShutdownTimeoutNanos = b.providerShutdownTimeout.toNanos();
         this.threadFactory = b.threadFactory;
         this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
-                factory("writer"), b.ticker, warnings, () -> providers);
-        this.prefetcher = new Prefetcher(name, factory("prefetch"), warnings);
+                Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, () -> providers);
+        this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
+                warnings);
     }
 
     /** A builder for a manager with settings other than the defaults. */
@@ -423,7 +426,8 @@ public final class MemoryManager implements AutoCloseable {
         List<String> names = providerNames();
         shutdown.beforeProviders.set(report(outcome, all, names, List.of(), drainTimeout, start));
         long left = Math.max(0, shutdown.deadline.get() - ticker.read());
-        ProviderShutdown.Result shut = ProviderShutdown.run(this, name, all, factory("shutdown"),
+        ProviderShutdown.Result shut = ProviderShutdown.run(this, name, all,
+                Threads.numbered("memlife-shutdown-" + name).orUser(threadFactory),
                 Math.min(providerShutdownTimeoutNanos, left), warnings);
         return report(outcome, all, shut.notShutDown(), shut.shutDownLater(), drainTimeout, start);
     }
@@ -557,19 +561,6 @@ public final class MemoryManager implements AutoCloseable {
         }
     }
 
-    private ThreadFactory factory(String role) {
-        if (threadFactory != null) {
-            return threadFactory;
-        }
-        AtomicInteger count = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, "memlife-" + role + "-" + name
-                    + (role.equals("writer") ? "" : "-" + count.incrementAndGet()));
-            t.setDaemon(true);
-            return t;
-        };
-    }
-
     private static List<Message> copyMessages(List<Message> messages) {
         requireNonNull(messages, "messages");
         for (int i = 0; i < messages.size(); i++) {
@@ -639,11 +630,7 @@ public final class MemoryManager implements AutoCloseable {
 
         /** The manager's name in thread names, logs and errors; default a process-unique number. */
         public Builder name(String name) {
-            requireNonNull(name, "name");
-            if (name.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = name;
+            this.name = Checks.notBlank(name, "name");
             return this;
         }
 

@@ -1,5 +1,6 @@
 package dev.memlife;
 
+import dev.memlife.internal.ThrottledLog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;

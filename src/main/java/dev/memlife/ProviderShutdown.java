@@ -1,10 +1,11 @@
 package dev.memlife;
 
+import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,7 +36,7 @@ final class ProviderShutdown {
 
     private ProviderShutdown() {}
 
-    static Result run(Object manager, String managerName, List<RegisteredProvider> providers, ThreadFactory threadFactory,
+    static Result run(Object manager, String managerName, List<RegisteredProvider> providers, Threads threads,
             long budgetNanos, ThrottledLog warnings) {
         List<RegisteredProvider> order = new ArrayList<>(providers);
         Collections.reverse(order);
@@ -53,13 +54,13 @@ final class ProviderShutdown {
                     + " still run a hook (a write past the drain deadline, or a detached extraction or prefetch); "
                     + "each is shut down as soon as its hook returns, never before", null);
         }
-        return new Result(shutDownNow(manager, managerName, now, threadFactory, budgetNanos, warnings),
+        return new Result(shutDownNow(manager, managerName, now, threads, budgetNanos, warnings),
                 List.copyOf(later));
     }
 
     /** @return the names of the providers whose shutdown had not returned within the budget */
     private static List<String> shutDownNow(Object manager, String managerName, List<RegisteredProvider> order,
-            ThreadFactory threadFactory, long budgetNanos, ThrottledLog warnings) {
+            Threads threads, long budgetNanos, ThrottledLog warnings) {
         if (order.isEmpty()) {
             return List.of();
         }
@@ -74,18 +75,9 @@ final class ProviderShutdown {
                 }
             }
         };
-        Thread thread = null;
-        try {
-            thread = threadFactory.newThread(all);
-            if (thread != null) {
-                thread.start();
-            }
-        } catch (Throwable t) {
-            thread = null;
-            warnings.warn(managerName + "/shutdown-thread", "memory manager '" + managerName + "': no thread could be "
-                    + "made for the providers' shutdown (" + t + "); shutting them down on this thread, unbounded",
-                    null);
-        }
+        Thread thread = threads.start(all, t -> warnings.warn(managerName + "/shutdown-thread", "memory manager '"
+                + managerName + "': no thread could be made for the providers' shutdown (" + t + "); shutting them "
+                + "down on this thread, unbounded", null));
         if (thread == null) {
             all.run();
             return List.of();

@@ -1,12 +1,13 @@
 package dev.memlife;
 
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -87,7 +88,7 @@ final class Writer {
     private final String managerName;
     private final String idPrefix;
     private final int maxBatchSize;
-    private final ThreadFactory threadFactory;
+    private final Threads threadFactory;
     private final Ticker ticker;
     private final ThrottledLog warnings;
     /** Every provider of the manager, for the writer's leases on their gates. */
@@ -144,7 +145,7 @@ final class Writer {
      */
     private volatile int progressWaiters;
 
-    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, ThreadFactory threadFactory,
+    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, Threads threadFactory,
             Ticker ticker, ThrottledLog warnings, Supplier<RegisteredProvider[]> providers) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
@@ -338,12 +339,10 @@ final class Writer {
     }
 
     /**
-     * A thread factory for concurrency checkers: a writer built with it never starts a thread; the
-     * checker drives it with {@link #stepByHand()}.
+     * The threads of a writer for concurrency checkers: a writer built with them never starts a
+     * thread; the checker drives it with {@link #stepByHand()}.
      */
-    static final ThreadFactory BY_HAND = r -> {
-        throw new UnsupportedOperationException("a writer driven by hand makes no thread");
-    };
+    static final Threads BY_HAND = Threads.named("memlife-writer-by-hand");
 
     /**
      * For concurrency checkers that drive the writer by hand (built with {@link #BY_HAND}): one pass of the writer's loop on the calling thread, without waiting — take what
@@ -543,11 +542,7 @@ final class Writer {
                 worker = new Thread(() -> { }, "memlife-writer-by-hand-" + managerName); // never started
                 return;
             }
-            Thread t = threadFactory.newThread(this::runWorker);
-            if (t == null) {
-                throw new IllegalStateException("thread factory returned null for the writer of manager '"
-                        + managerName + "'");
-            }
+            Thread t = threadFactory.newThread(this::runWorker); // never null: a refusing factory throws
             worker = t; // before start: a provider calling back from the writer must see itself as the writer
             try {
                 t.start();

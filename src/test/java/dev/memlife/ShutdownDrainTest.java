@@ -3,6 +3,8 @@ package dev.memlife;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.HangingProvider;
@@ -345,11 +347,8 @@ class ShutdownDrainTest {
 
     @Test
     void aWriteWhoseCallerDiedBetweenReservingAndLinkingCannotHangTheDrain() {
-        Writer writer = new Writer("dying-caller", "p", 10, 16, r -> {
-            Thread t = new Thread(r, "dying-caller-writer");
-            t.setDaemon(true);
-            return t;
-        }, Ticker.system(), new ThrottledLog(LoggerFactory.getLogger(ShutdownDrainTest.class)),
+        Writer writer = new Writer("dying-caller", "p", 10, 16, Threads.named("dying-caller-writer"),
+                Ticker.system(), new ThrottledLog(LoggerFactory.getLogger(ShutdownDrainTest.class)),
                 () -> new RegisteredProvider[0]);
         assertThat(writer.enqueue("s", "u", "linked", List.of(), new RegisteredProvider[0], 0)).isTrue();
         assertThat(writer.queue().reserve()).as("a caller reserves the second write and dies").isEqualTo(2);

@@ -2,6 +2,7 @@ package dev.memlife;
 
 import static org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt.forClasses;
 
+import dev.memlife.internal.ThrottledLog;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -9,6 +9,8 @@ import dev.memlife.agent.TeardownListener.Phase;
 import dev.memlife.agent.TeardownResult.Extraction;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Failures;
+import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +21,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -68,7 +69,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
     private final Duration flushTimeout;
     private final long extractionTimeoutNanos;
     private final Ticker ticker;
-    private final ThreadFactory extractionThreads;
+    private final Threads extractionThreads;
     private final TeardownListener listener;
 
     /** Guarded by itself. */
@@ -95,7 +96,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         this.flushTimeout = b.flushTimeout;
         this.extractionTimeoutNanos = b.extractionTimeout.toNanos();
         this.ticker = b.ticker;
-        this.extractionThreads = b.threadFactory != null ? b.threadFactory : defaultThreads(manager.name());
+        this.extractionThreads = Threads.numbered("memlife-extract-" + manager.name()).orUser(b.threadFactory);
         this.listener = b.listener;
     }
 
@@ -387,9 +388,8 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
     private void phase(TeardownMode mode, Phase phase) {
         try {
             listener.onPhase(this, mode, phase);
-        } catch (VirtualMachineError fatal) {
-            throw fatal;
         } catch (Throwable t) {
+            Failures.rethrowIfFatal(t);
             LOG.warn("agent '{}': teardown listener failed at {} of {}; ignored", name(), phase, mode, t);
         }
     }
@@ -406,15 +406,6 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
             default:
                 throw new IllegalStateException("unknown state " + now.state());
         }
-    }
-
-    private static ThreadFactory defaultThreads(String managerName) {
-        AtomicInteger count = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, "memlife-extract-" + managerName + "-" + count.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     @Override

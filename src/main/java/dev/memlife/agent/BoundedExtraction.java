@@ -4,10 +4,10 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.agent.TeardownResult.Extraction;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Threads;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,7 +29,7 @@ final class BoundedExtraction {
      * Waits until {@code deadline} for the extraction; an interrupt ends the wait early, is
      * reported as {@link Extraction#TIMED_OUT} and leaves the interrupt flag set.
      */
-    static Extraction run(MemoryManager manager, List<Message> transcript, ThreadFactory threads, Deadline deadline) {
+    static Extraction run(MemoryManager manager, List<Message> transcript, Threads threads, Deadline deadline) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable extraction = () -> {
             try {
@@ -39,16 +39,9 @@ final class BoundedExtraction {
                 done.completeExceptionally(t);
             }
         };
-        Thread thread;
-        try {
-            thread = threads.newThread(extraction);
-            if (thread == null) {
-                throw new IllegalStateException("thread factory returned null");
-            }
-            thread.start();
-        } catch (Throwable t) {
-            LOG.warn("agent '{}': no thread could be made for end-of-session extraction ({}); running it on this "
-                    + "thread, unbounded", manager.name(), t.toString());
+        Thread thread = threads.start(extraction, t -> LOG.warn("agent '{}': no thread could be made for end-of-session "
+                + "extraction ({}); running it on this thread, unbounded", manager.name(), t.toString()));
+        if (thread == null) {
             extraction.run();
             return done.isCompletedExceptionally() ? Extraction.FAILED : Extraction.COMPLETED;
         }

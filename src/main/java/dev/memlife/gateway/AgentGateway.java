@@ -9,6 +9,7 @@ import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -339,17 +339,9 @@ public final class AgentGateway implements AutoCloseable {
     }
 
     private static ThreadPoolExecutor newHousekeeping(String name, int threads, ThreadFactory custom) {
-        AtomicInteger count = new AtomicInteger();
-        // A factory that returns null must throw: with a null thread the executor would queue a task no
-        // worker ever runs, and a teardown handed to it would never happen (nor fall back to the caller).
-        ThreadFactory factory = r -> {
-            if (custom != null) {
-                return requireNonNull(custom.newThread(r), "housekeeping thread factory returned null");
-            }
-            Thread t = new Thread(r, "memlife-housekeeping-" + name + "-" + count.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
+        // A factory that returns null must throw (Threads does): with a null thread the executor would queue a
+        // task no worker ever runs, and a teardown handed to it would never happen (nor fall back to the caller).
+        ThreadFactory factory = Threads.numbered("memlife-housekeeping-" + name).orUser(custom);
         ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, HOUSEKEEPING_KEEP_ALIVE_SECONDS,
                 TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
         executor.allowCoreThreadTimeOut(true); // an idle gateway holds no threads
@@ -403,11 +395,7 @@ public final class AgentGateway implements AutoCloseable {
          * @return this builder
          */
         public Builder name(String name) {
-            requireNonNull(name, "name");
-            if (name.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = name;
+            this.name = Checks.notBlank(name, "name");
             return this;
         }
 

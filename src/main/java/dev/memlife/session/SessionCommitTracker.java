@@ -6,6 +6,7 @@ import dev.memlife.Ticker;
 import dev.memlife.agent.SessionCommitter;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -209,7 +210,7 @@ public final class SessionCommitTracker implements AutoCloseable {
         if (!hasUncommittedWork(sessionId)) {
             return new BackgroundCommit(BackgroundCommit.Status.NOTHING_TO_COMMIT, sessionId, null);
         }
-        Thread worker = newThread(() -> runBackgroundCommit(sessionId, owner), "memlife-commit-" + sessionId);
+        Thread worker = threads("memlife-commit-" + sessionId).newThread(() -> runBackgroundCommit(sessionId, owner));
         switch (background.register(worker)) {
             case ACCEPTED:
                 break;
@@ -314,21 +315,12 @@ public final class SessionCommitTracker implements AutoCloseable {
         return new SessionDrain(this, table, Deadline.after(ticker, deadline), drainParallelism).run(background.startDraining());
     }
 
-    /** A named daemon thread from the builder's factory (forced to daemon, so it never pins the JVM). */
-    Thread newThread(Runnable body, String defaultName) {
-        if (threadFactory == null) {
-            Thread t = new Thread(body, defaultName);
-            t.setDaemon(true);
-            return t;
-        }
-        Thread t = threadFactory.newThread(body);
-        if (t == null) {
-            throw new IllegalStateException("thread factory of tracker '" + name + "' returned null for " + defaultName);
-        }
-        if (!t.isDaemon()) {
-            t.setDaemon(true);
-        }
-        return t;
+    /**
+     * The tracker's threads: daemon threads named {@code defaultName}, or the builder's factory's,
+     * switched to daemon (so a hung owner never pins the JVM).
+     */
+    Threads threads(String defaultName) {
+        return Threads.named(defaultName).orUserAsDaemon(threadFactory);
     }
 
     @Override
@@ -372,11 +364,7 @@ public final class SessionCommitTracker implements AutoCloseable {
          * @return this builder
          */
         public Builder name(String name) {
-            requireNonNull(name, "name");
-            if (name.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = name;
+            this.name = Checks.notBlank(name, "name");
             return this;
         }
 

@@ -181,14 +181,15 @@ final class SessionDrain {
         Pass pass = new Pass(dirty);
         int started = 0;
         for (int i = 0; i < Math.min(parallelism, dirty.size()); i++) {
-            try {
-                tracker.newThread(pass::work, "memlife-drain-" + tracker.name() + "-" + ++workerCount).start();
-                started++;
-            } catch (Throwable t) { // the factory failed, or the JVM is out of threads
-                LOG.warn("session drain of tracker '{}': no drain worker could be started ({}); {}", tracker.name(),
-                        t.toString(), started == 0 ? "committing on this thread, unbounded" : "going on with " + started);
+            int sofar = started;
+            Thread worker = tracker.threads("memlife-drain-" + tracker.name() + "-" + ++workerCount).start(pass::work,
+                    t -> LOG.warn("session drain of tracker '{}': no drain worker could be started ({}); {}",
+                            tracker.name(), t.toString(),
+                            sofar == 0 ? "committing on this thread, unbounded" : "going on with " + sofar));
+            if (worker == null) { // the factory failed, or the JVM is out of threads
                 break;
             }
+            started++;
         }
         if (started == 0) {
             pass.work();

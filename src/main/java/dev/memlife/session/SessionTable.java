@@ -3,6 +3,7 @@ package dev.memlife.session;
 import dev.memlife.Ticker;
 import dev.memlife.agent.SessionCommitter;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Failures;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -190,9 +191,7 @@ final class SessionTable {
                 lock.unlock();
             }
         }
-        if (failure instanceof VirtualMachineError) {
-            throw (VirtualMachineError) failure;
-        }
+        Failures.rethrowIfFatal(failure);
         if (failure instanceof InterruptedException) {
             Thread.currentThread().interrupt();
         }

@@ -3,6 +3,7 @@ package dev.memlife.session;
 import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +41,7 @@ final class ShutdownPhases {
             this.entry = entry;
             this.ticker = ticker;
             this.startNanos = ticker.read();
-            Thread t = new Thread(() -> {
+            Threads.named("memlife-shutdown-" + entry.name()).newThread(() -> {
                 try {
                     report = entry.drainable().drain(budget);
                 } catch (Throwable e) {
@@ -49,9 +50,7 @@ final class ShutdownPhases {
                     endNanos = ticker.read();
                     ended.countDown();
                 }
-            }, "memlife-shutdown-" + entry.name());
-            t.setDaemon(true);
-            t.start();
+            }).start();
         }
 
         ShutdownReport.Component result() {

@@ -6,8 +6,8 @@ import dev.memlife.MemoryProvider;
 import dev.memlife.StoppedException;
 import dev.memlife.Message;
 import dev.memlife.Turn;
+import dev.memlife.internal.Checks;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -393,11 +393,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          * @return this builder
          */
         public Builder name(String name) {
-            requireNonNull(name, "name");
-            if (name.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = name;
+            this.name = Checks.notBlank(name, "name");
             return this;
         }
 
@@ -426,10 +422,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          * @return this builder
          */
         public Builder prefetchLimit(int turns) {
-            if (turns < 1) {
-                throw new IllegalArgumentException("prefetchLimit must be at least 1, was " + turns);
-            }
-            this.prefetchLimit = turns;
+            this.prefetchLimit = Checks.atLeast(turns, 1, "prefetchLimit");
             return this;
         }
 
@@ -441,10 +434,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          * @return this builder
          */
         public Builder retryAttempts(int attempts) {
-            if (attempts < 1) {
-                throw new IllegalArgumentException("retryAttempts must be at least 1, was " + attempts);
-            }
-            this.retryAttempts = attempts;
+            this.retryAttempts = Checks.atLeast(attempts, 1, "retryAttempts");
             return this;
         }
 
@@ -459,14 +449,8 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          */
         public Builder retryBackoff(Duration backoff) {
             requireNonNull(backoff, "backoff");
-            if (backoff.isNegative()) {
-                throw new IllegalArgumentException("retryBackoff must not be negative, was " + backoff);
-            }
-            if (backoff.compareTo(MAX_RETRY_BACKOFF) > 0) {
-                throw new IllegalArgumentException("retryBackoff must be at most " + MAX_RETRY_BACKOFF
-                        + " (the longest wait between two attempts), was " + backoff);
-            }
-            this.retryBackoff = backoff;
+            this.retryBackoff = Checks.nonNegative(backoff, MAX_RETRY_BACKOFF,
+                    MAX_RETRY_BACKOFF + " (the longest wait between two attempts)", "retryBackoff");
             return this;
         }
 
@@ -486,10 +470,8 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("lockTimeout must be positive, was " + timeout);
             }
-            if (timeout.compareTo(MAX_LOCK_TIMEOUT) > 0) {
-                throw new IllegalArgumentException("lockTimeout must be at most 24.8 days (" + Integer.MAX_VALUE
-                        + " ms, the databases take an int of milliseconds), was " + timeout);
-            }
+            Checks.nonNegative(timeout, MAX_LOCK_TIMEOUT,
+                    "24.8 days (" + Integer.MAX_VALUE + " ms, the databases take an int of milliseconds)", "lockTimeout");
             if (timeout.getNano() % 1_000_000 != 0) {
                 throw new IllegalArgumentException("lockTimeout must be a whole number of milliseconds (the "
                         + "databases take milliseconds), was " + timeout);

@@ -1,4 +1,4 @@
-package dev.memlife;
+package dev.memlife.internal;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -9,20 +9,26 @@ import org.slf4j.Logger;
  * Logs a warning once per burst: the first occurrence of a key is logged at once, repeats within
  * {@link #INTERVAL_NANOS} are counted, and the next log line for the key says how many were
  * suppressed. Thread-safe; a race between two threads at the interval edge may log one extra line,
- * which is harmless.
+ * which is harmless. Not part of the API: the package is not exported.
  */
-final class ThrottledLog {
+public final class ThrottledLog {
 
-    static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** The least time between two log lines for one key: 30 s. */
+    public static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private final Logger log;
     private final ConcurrentHashMap<String, Burst> bursts = new ConcurrentHashMap<>();
 
-    ThrottledLog(Logger log) {
+    /** Throttled warnings to {@code log}. */
+    public ThrottledLog(Logger log) {
         this.log = log;
     }
 
-    void warn(String key, String message, Throwable cause) {
+    /**
+     * Logs {@code message} (with {@code cause}, if not null) at WARN, unless {@code key} was logged
+     * less than {@link #INTERVAL_NANOS} ago; then only counts it, for the next line of that key.
+     */
+    public void warn(String key, String message, Throwable cause) {
         Burst burst = bursts.computeIfAbsent(key, k -> new Burst());
         long now = System.nanoTime();
         long last = burst.lastLoggedNanos.get();
