@@ -3,6 +3,7 @@ package dev.memlife;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import java.time.Duration;
@@ -17,9 +18,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
-import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,15 +56,15 @@ public final class MemoryManager implements AutoCloseable {
     private final long providerShutdownTimeoutNanos;
     private final ThreadFactory threadFactory;
     private final ThrottledLog warnings = new ThrottledLog(LOG);
+    private final ProviderCalls calls;
+    private final ToolRouter tools;
     private final Writer writer;
     private final Prefetcher prefetcher;
 
-    /** Guards changes to {@link #providers} and {@link #toolOwners}; readers use the volatile copies. */
+    /** Guards registration: changes to {@link #providers} and to the tools' index; readers use volatile copies. */
     private final Object registration = new Object();
     /** Copy-on-write; each write keeps the array it was accepted with. */
     private volatile RegisteredProvider[] providers = new RegisteredProvider[0];
-    /** Copy-on-write: tool name to the provider that registered it first. */
-    private volatile Map<String, RegisteredProvider> toolOwners = Map.of();
     /** Set once by the first {@link #shutdownAll} call; later calls return the same report. */
     private final AtomicReference<Shutdown> shutdown = new AtomicReference<>();
     /** Turns with blank user content: not writes, never queued, but counted. */
@@ -93,10 +91,13 @@ public final class MemoryManager implements AutoCloseable {
         this.prefetchTimeoutNanos = b.prefetchTimeout.toNanos();
         this.providerShutdownTimeoutNanos = b.providerShutdownTimeout.toNanos();
         this.threadFactory = b.threadFactory;
+        this.calls = new ProviderCalls(name, warnings);
+        this.tools = new ToolRouter(name, calls);
         this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
-                Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, () -> providers);
+                Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, calls,
+                () -> providers);
         this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
-                warnings);
+                b.ticker, calls, warnings);
     }
 
     /** A builder for a manager with settings other than the defaults. */
@@ -127,11 +128,12 @@ public final class MemoryManager implements AutoCloseable {
         if (providerName.isBlank()) {
             throw new IllegalArgumentException("provider name must not be blank: " + provider);
         }
-        if (!isAvailable(provider, providerName)) {
+        RegisteredProvider registered = new RegisteredProvider(provider, providerName);
+        if (!Boolean.TRUE.equals(calls.unregistered(registered, "isAvailable", provider::isAvailable, false))) {
             LOG.info("memory provider '{}' is not available; not registered with manager '{}'", providerName, name);
             return false;
         }
-        List<ToolSchema> tools = call(providerName, "toolSchemas", provider::toolSchemas, List.of());
+        List<ToolSchema> offered = calls.unregistered(registered, "toolSchemas", provider::toolSchemas, List.of());
         synchronized (registration) {
             checkRunning("addProvider");
             for (RegisteredProvider p : providers) {
@@ -140,25 +142,12 @@ public final class MemoryManager implements AutoCloseable {
                             + "' is already registered with manager '" + name + "'");
                 }
             }
-            RegisteredProvider registered = new RegisteredProvider(provider, providerName);
-            Map<String, RegisteredProvider> tools2 = new HashMap<>(toolOwners);
-            for (ToolSchema tool : tools == null ? List.<ToolSchema>of() : tools) {
-                RegisteredProvider first = tools2.putIfAbsent(tool.name(), registered);
-                if (first != null) {
-                    LOG.warn("memory tool '{}' of provider '{}' ignored: provider '{}' already offers it",
-                            tool.name(), providerName, first.name);
-                }
-            }
+            tools.register(registered, offered);
             RegisteredProvider[] next = Arrays.copyOf(providers, providers.length + 1);
             next[providers.length] = registered;
-            toolOwners = Map.copyOf(tools2);
             providers = next;
         }
         return true;
-    }
-
-    private boolean isAvailable(MemoryProvider provider, String providerName) {
-        return Boolean.TRUE.equals(call(providerName, "isAvailable", provider::isAvailable, false));
     }
 
     /** The registered providers' names, in registration order. */
@@ -180,7 +169,7 @@ public final class MemoryManager implements AutoCloseable {
     public void initializeAll(String sessionId) {
         requireNonNull(sessionId, "sessionId");
         checkRunning("initializeAll");
-        forEachProvider("initialize", p -> p.initialize(sessionId));
+        calls.forEach(providers, "initialize", p -> p.initialize(sessionId));
     }
 
     /**
@@ -191,7 +180,7 @@ public final class MemoryManager implements AutoCloseable {
         checkRunning("buildSystemPrompt");
         StringBuilder out = new StringBuilder();
         for (RegisteredProvider p : providers) {
-            String block = callLeased(p, "systemPromptBlock", p.provider::systemPromptBlock, "");
+            String block = calls.leased(p, "systemPromptBlock", p.provider::systemPromptBlock, "");
             if (block != null && !block.isBlank()) {
                 out.append(out.length() > 0 ? "\n\n" : "").append(block);
             }
@@ -216,17 +205,7 @@ public final class MemoryManager implements AutoCloseable {
 
     /** Every registered tool, first provider first; a duplicate tool name is listed once. */
     public List<ToolSchema> toolSchemas() {
-        Map<String, RegisteredProvider> owners = toolOwners;
-        List<ToolSchema> out = new ArrayList<>();
-        for (RegisteredProvider p : providers) {
-            List<ToolSchema> tools = callLeased(p, "toolSchemas", p.provider::toolSchemas, List.of());
-            for (ToolSchema tool : tools == null ? List.<ToolSchema>of() : tools) {
-                if (owners.get(tool.name()) == p) {
-                    out.add(tool);
-                }
-            }
-        }
-        return out;
+        return tools.schemas(providers);
     }
 
     /**
@@ -239,22 +218,7 @@ public final class MemoryManager implements AutoCloseable {
         requireNonNull(tool, "tool");
         requireNonNull(args, "args");
         checkRunning("handleToolCall");
-        RegisteredProvider owner = toolOwners.get(tool);
-        if (owner == null) {
-            throw new IllegalArgumentException("no memory provider of manager '" + name + "' offers tool '" + tool
-                    + "'; offered: " + toolOwners.keySet());
-        }
-        Map<String, Object> argsCopy = Map.copyOf(args);
-        if (!owner.gate.enter()) {
-            return "{\"error\":\"" + jsonEscape("memory tool '" + tool + "' is unavailable: its provider is shut down")
-                    + "\"}";
-        }
-        try {
-            return isolated(owner, "handleToolCall(" + tool + ")", () -> owner.provider.handleToolCall(tool, argsCopy),
-                    t -> "{\"error\":\"" + jsonEscape("memory tool '" + tool + "' failed: " + t) + "\"}");
-        } finally {
-            owner.gate.exit();
-        }
+        return tools.call(tool, args);
     }
 
     /**
@@ -268,7 +232,7 @@ public final class MemoryManager implements AutoCloseable {
     public void onSessionEnd(List<Message> messages) {
         List<Message> transcript = copyMessages(messages);
         checkRunning("onSessionEnd");
-        forEachProvider("onSessionEnd", p -> p.onSessionEnd(transcript));
+        calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(transcript));
     }
 
     // ---- writes ----------------------------------------------------------------------------------
@@ -426,9 +390,9 @@ public final class MemoryManager implements AutoCloseable {
         List<String> names = providerNames();
         shutdown.beforeProviders.set(report(outcome, all, names, List.of(), drainTimeout, start));
         long left = Math.max(0, shutdown.deadline.get() - ticker.read());
-        ProviderShutdown.Result shut = ProviderShutdown.run(this, name, all,
+        ProviderShutdown.Result shut = new ProviderShutdown(this, name, calls, warnings).run(all,
                 Threads.numbered("memlife-shutdown-" + name).orUser(threadFactory),
-                Math.min(providerShutdownTimeoutNanos, left), warnings);
+                Deadline.afterNanos(ticker, Math.min(providerShutdownTimeoutNanos, left)));
         return report(outcome, all, shut.notShutDown(), shut.shutDownLater(), drainTimeout, start);
     }
 
@@ -479,88 +443,6 @@ public final class MemoryManager implements AutoCloseable {
         }
     }
 
-    /**
-     * Calls {@code action} on every provider, in registration order, each call isolated. The pass
-     * leases every provider before it calls the first, so a shutdown that starts meanwhile waits
-     * for each provider until the pass is done with it, and providers it already shut down are
-     * skipped (see {@link ProviderGate}).
-     */
-    private void forEachProvider(String hook, Consumer<MemoryProvider> action) {
-        RegisteredProvider[] all = providers;
-        boolean[] leased = new boolean[all.length];
-        for (int i = 0; i < all.length; i++) {
-            leased[i] = all[i].gate.enter();
-        }
-        int i = 0;
-        try {
-            for (; i < all.length; i++) {
-                if (leased[i]) {
-                    leased[i] = false;
-                    RegisteredProvider p = all[i];
-                    try {
-                        isolated(p, hook, () -> {
-                            action.accept(p.provider);
-                            return null;
-                        }, t -> null);
-                    } finally {
-                        p.gate.exit();
-                    }
-                }
-            }
-        } finally {
-            for (; i < all.length; i++) { // only if something above threw past its catch
-                if (leased[i]) {
-                    all[i].gate.exit();
-                }
-            }
-        }
-    }
-
-    /** One isolated call of a registered provider, under a lease; {@code fallback} if it is shut down or fails. */
-    private <T> T callLeased(RegisteredProvider p, String hook, Supplier<T> body, T fallback) {
-        if (!p.gate.enter()) {
-            return fallback;
-        }
-        try {
-            return isolated(p, hook, body, t -> fallback);
-        } finally {
-            p.gate.exit();
-        }
-    }
-
-    /**
-     * One provider call on the caller's thread, isolated: whatever it throws is logged and turned
-     * into {@code onFailure}'s value. An interrupt the provider leaves set, where the caller's
-     * thread was not interrupted before, is cleared and counted: it must not cut the next
-     * provider's I/O short, nor come back to the caller as if it were the caller's own.
-     */
-    private <T> T isolated(RegisteredProvider p, String hook, Supplier<T> body, Function<Throwable, T> onFailure) {
-        boolean callerInterrupted = Thread.currentThread().isInterrupted();
-        try {
-            return body.get();
-        } catch (Throwable t) {
-            warnings.warn(name + "/" + p.name + "/" + hook, "memory provider '" + p.name + "' of manager '" + name
-                    + "' failed in " + hook + "; the next provider is still called", t);
-            return onFailure.apply(t);
-        } finally {
-            if (!callerInterrupted && Thread.interrupted()) {
-                p.interruptsCleared.incrementAndGet();
-                warnings.warn(name + "/" + p.name + "/interrupt", "memory provider '" + p.name + "' of manager '" + name
-                        + "' left the calling thread's interrupt flag set in " + hook + "; cleared", null);
-            }
-        }
-    }
-
-    private <T> T call(String providerName, String hook, Supplier<T> body, T fallback) {
-        try {
-            return body.get();
-        } catch (Throwable t) {
-            warnings.warn(name + "/" + providerName + "/" + hook, "memory provider '" + providerName + "' of manager '"
-                    + name + "' failed in " + hook, t);
-            return fallback;
-        }
-    }
-
     private static List<Message> copyMessages(List<Message> messages) {
         requireNonNull(messages, "messages");
         for (int i = 0; i < messages.size(); i++) {
@@ -568,26 +450,6 @@ public final class MemoryManager implements AutoCloseable {
             requireNonNull(messages.get(i), () -> "messages[" + index + "]");
         }
         return List.copyOf(messages);
-    }
-
-    private static String jsonEscape(String s) {
-        StringBuilder out = new StringBuilder(s.length() + 8);
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"': out.append("\\\""); break;
-                case '\\': out.append("\\\\"); break;
-                case '\n': out.append("\\n"); break;
-                case '\r': out.append("\\r"); break;
-                case '\t': out.append("\\t"); break;
-                default:
-                    if (c < 0x20) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-            }
-        }
-        return out.toString();
     }
 
     @Override

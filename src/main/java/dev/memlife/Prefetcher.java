@@ -1,5 +1,6 @@
 package dev.memlife;
 
+import dev.memlife.internal.Deadline;
 import dev.memlife.internal.ThrottledLog;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,9 +15,10 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Runs every provider's {@link MemoryProvider#prefetch} at once on a small pool, each bounded by
- * one shared deadline, so that a slow or hung provider costs a turn at most the prefetch timeout.
- * A provider that is still running at the deadline is interrupted and skipped. The pool has at
- * most {@link #MAX_THREADS} threads and no queue: when a hung provider holds them all, further
+ * one shared deadline on the manager's ticker, so that a slow or hung provider costs a turn at
+ * most the prefetch timeout. A provider that is still running at the deadline is interrupted and
+ * skipped; one that fails is logged and skipped ({@link ProviderCalls}). The pool has at most
+ * {@link #MAX_THREADS} threads and no queue: when a hung provider holds them all, further
  * prefetches of it are skipped (and logged) instead of piling up threads. Thread-safe.
  */
 final class Prefetcher {
@@ -25,10 +27,15 @@ final class Prefetcher {
 
     private final String managerName;
     private final ThreadPoolExecutor pool;
+    private final Ticker ticker;
+    private final ProviderCalls calls;
     private final ThrottledLog warnings;
 
-    Prefetcher(String managerName, ThreadFactory threadFactory, ThrottledLog warnings) {
+    Prefetcher(String managerName, ThreadFactory threadFactory, Ticker ticker, ProviderCalls calls,
+            ThrottledLog warnings) {
         this.managerName = managerName;
+        this.ticker = ticker;
+        this.calls = calls;
         this.warnings = warnings;
         this.pool = new ThreadPoolExecutor(0, MAX_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 threadFactory);
@@ -39,7 +46,9 @@ final class Prefetcher {
         List<Future<String>> futures = new ArrayList<>(providers.size());
         for (RegisteredProvider p : providers) {
             try {
-                futures.add(pool.submit(() -> prefetchLeased(p, query, sessionId)));
+                // Interrupts are left: a prefetch past its timeout is interrupted by this class, not by the provider.
+                futures.add(pool.submit(() -> calls.leased(p, "prefetch", ProviderCalls.Interrupts.LEAVE,
+                        () -> p.provider.prefetch(query, sessionId), t -> "", () -> "")));
             } catch (RejectedExecutionException e) {
                 futures.add(null);
                 warnings.warn(managerName + "/" + p.name + "/prefetch", "memory provider '" + p.name
@@ -50,7 +59,7 @@ final class Prefetcher {
                         + "': prefetch skipped, no prefetch thread could be made (" + e + ")", null);
             }
         }
-        long deadline = System.nanoTime() + timeoutNanos;
+        Deadline deadline = Deadline.afterNanos(ticker, timeoutNanos);
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < futures.size(); i++) {
             Future<String> f = futures.get(i);
@@ -61,26 +70,14 @@ final class Prefetcher {
         return out.toString();
     }
 
-    /** Runs under a lease on the provider's gate: never after the provider's shutdown. */
-    private static String prefetchLeased(RegisteredProvider p, String query, String sessionId) {
-        if (!p.gate.enter()) {
-            return "";
-        }
+    private String await(RegisteredProvider p, Future<String> f, Deadline deadline) {
         try {
-            return p.provider.prefetch(query, sessionId);
-        } finally {
-            p.gate.exit();
-        }
-    }
-
-    private String await(RegisteredProvider p, Future<String> f, long deadline) {
-        try {
-            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return deadline.get(f);
         } catch (TimeoutException e) {
             f.cancel(true);
             warnings.warn(managerName + "/" + p.name + "/prefetch", "memory provider '" + p.name
                     + "': prefetch did not finish within the prefetch timeout and was skipped", null);
-        } catch (ExecutionException e) {
+        } catch (ExecutionException e) { // the provider's own failures are caught and logged inside the task
             warnings.warn(managerName + "/" + p.name + "/prefetch", "memory provider '" + p.name
                     + "': prefetch failed and was skipped", e.getCause());
         } catch (InterruptedException e) {

@@ -1,12 +1,12 @@
 package dev.memlife;
 
+import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration order,
@@ -16,10 +16,11 @@ import java.util.concurrent.TimeUnit;
  * from then on. A provider whose gate is held (a write still running on the writer, an extraction
  * left running past its timeout, a prefetch) is shut down <em>later</em>, by the thread that
  * leaves its gate last, and reported as such. The others are shut down now, on a thread of their
- * own, waited for at most a budget: a provider that hangs in {@code shutdown()} cannot hang the
- * caller; whatever has not returned by then is reported by name and left to finish detached on
- * the (daemon) shutdown thread. If no thread can be made, they are shut down on the caller's
- * thread, without the budget's bound, and that is logged.
+ * own, waited for until a deadline on the manager's ticker: a provider that hangs in {@code
+ * shutdown()} cannot hang the caller; whatever has not returned by then is reported by name and
+ * left to finish detached on the (daemon) shutdown thread. If no thread can be made, they are shut
+ * down on the caller's thread, without the deadline's bound, and that is logged. Each {@code
+ * shutdown()} is isolated by {@link ProviderCalls#shutdown}.
  */
 final class ProviderShutdown {
 
@@ -29,21 +30,32 @@ final class ProviderShutdown {
     /** The manager whose provider's {@code shutdown()} this thread is inside, if any. */
     private static final ThreadLocal<Object> INSIDE = new ThreadLocal<>();
 
+    private final Object manager;
+    private final String managerName;
+    private final ProviderCalls calls;
+    private final ThrottledLog warnings;
+
+    /** The providers' shutdown for {@code manager}, whose calls and warnings these are. */
+    ProviderShutdown(Object manager, String managerName, ProviderCalls calls, ThrottledLog warnings) {
+        this.manager = manager;
+        this.managerName = managerName;
+        this.calls = calls;
+        this.warnings = warnings;
+    }
+
     /** Whether this thread is inside a provider's {@code shutdown()} called for {@code manager}. */
     static boolean isInside(Object manager) {
         return INSIDE.get() == manager;
     }
 
-    private ProviderShutdown() {}
-
-    static Result run(Object manager, String managerName, List<RegisteredProvider> providers, Threads threads,
-            long budgetNanos, ThrottledLog warnings) {
+    /** Shuts {@code providers} down; waits for the ones shut down now until {@code deadline}. */
+    Result run(List<RegisteredProvider> providers, Threads threads, Deadline deadline) {
         List<RegisteredProvider> order = new ArrayList<>(providers);
         Collections.reverse(order);
         List<RegisteredProvider> now = new ArrayList<>();
         List<String> later = new ArrayList<>();
         for (RegisteredProvider p : order) {
-            if (p.gate.close(() -> shutDown(manager, managerName, p, warnings, true))) {
+            if (p.gate.close(() -> shutDown(p, true))) {
                 now.add(p);
             } else {
                 later.add(p.name);
@@ -54,13 +66,11 @@ final class ProviderShutdown {
                     + " still run a hook (a write past the drain deadline, or a detached extraction or prefetch); "
                     + "each is shut down as soon as its hook returns, never before", null);
         }
-        return new Result(shutDownNow(manager, managerName, now, threads, budgetNanos, warnings),
-                List.copyOf(later));
+        return new Result(shutDownNow(now, threads, deadline), List.copyOf(later));
     }
 
-    /** @return the names of the providers whose shutdown had not returned within the budget */
-    private static List<String> shutDownNow(Object manager, String managerName, List<RegisteredProvider> order,
-            Threads threads, long budgetNanos, ThrottledLog warnings) {
+    /** @return the names of the providers whose shutdown had not returned by the deadline */
+    private List<String> shutDownNow(List<RegisteredProvider> order, Threads threads, Deadline deadline) {
         if (order.isEmpty()) {
             return List.of();
         }
@@ -69,7 +79,7 @@ final class ProviderShutdown {
         Runnable all = () -> {
             for (RegisteredProvider p : order) {
                 try {
-                    shutDown(manager, managerName, p, warnings, false);
+                    shutDown(p, false);
                 } finally {
                     done.countDown();
                 }
@@ -83,7 +93,7 @@ final class ProviderShutdown {
             return List.of();
         }
         try {
-            done.await(budgetNanos, TimeUnit.NANOSECONDS);
+            deadline.await(done);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -93,22 +103,18 @@ final class ProviderShutdown {
         }
         if (!unfinished.isEmpty()) {
             warnings.warn(managerName + "/shutdown-budget", "memory manager '" + managerName + "': shutdown() of "
-                    + unfinished + " did not return within " + TimeUnit.NANOSECONDS.toMillis(budgetNanos)
-                    + " ms; left running detached", null);
+                    + unfinished + " did not return within " + deadline.budget().toMillis() + " ms; left running "
+                    + "detached", null);
         }
         return unfinished;
     }
 
-    /** One provider's shutdown; whatever it throws is logged and goes no further. */
-    private static void shutDown(Object manager, String managerName, RegisteredProvider p, ThrottledLog warnings,
-            boolean late) {
+    /** One provider's shutdown, marked as inside it for {@link #isInside}. */
+    private void shutDown(RegisteredProvider p, boolean late) {
         Object outer = INSIDE.get();
         INSIDE.set(manager);
         try {
-            p.provider.shutdown();
-        } catch (Throwable t) {
-            warnings.warn(managerName + "/" + p.name + "/shutdown", "memory provider '" + p.name + "' of manager '"
-                    + managerName + "' failed in shutdown()" + (late ? " (run after its last hook returned)" : ""), t);
+            calls.shutdown(p, late);
         } finally {
             INSIDE.set(outer);
         }

@@ -91,6 +91,7 @@ final class Writer {
     private final Threads threadFactory;
     private final Ticker ticker;
     private final ThrottledLog warnings;
+    private final ProviderCalls calls;
     /** Every provider of the manager, for the writer's leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
 
@@ -146,7 +147,7 @@ final class Writer {
     private volatile int progressWaiters;
 
     Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, Threads threadFactory,
-            Ticker ticker, ThrottledLog warnings, Supplier<RegisteredProvider[]> providers) {
+            Ticker ticker, ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
         this.queue = new TurnQueue(capacity);
@@ -156,6 +157,7 @@ final class Writer {
         this.threadFactory = threadFactory;
         this.ticker = ticker;
         this.warnings = warnings;
+        this.calls = calls;
         this.providers = providers;
     }
 
@@ -656,7 +658,7 @@ final class Writer {
                         return; // the drain deadline passed and the drain abandoned the rest
                     }
                     claimed = end;
-                    publish(batch, i, end, handToEveryProvider(batch, i, end, route));
+                    publish(batch, i, end, calls.write(batch, i, end, route));
                     finished = end;
                 }
                 from = to;
@@ -685,7 +687,7 @@ final class Writer {
             signalProgress();
         }
         if (to <= reportedRunningEnd) {
-            warnings.warn(managerName + "/late", "memory manager '" + managerName + "': " + describe(batch, from, to)
+            warnings.warn(managerName + "/late", "memory manager '" + managerName + "': " + ProviderCalls.describe(batch, from, to)
                     + ", reported still running at the drain deadline, has finished: " + (ok ? "every provider took it"
                     : "at least one provider failed it"), null);
         }
@@ -698,47 +700,6 @@ final class Writer {
             }
         }
         return route.length > 0;
-    }
-
-    /**
-     * Hands {@code batch[from, to)} to every provider of the route: one write as {@code syncTurn}
-     * (no list is made for it), several as one {@code syncBatch} over a list of their own. True if
-     * every provider took them. Whatever a provider throws, an {@link Error} included, is that
-     * provider's failure of these writes: it is counted for the provider and logged, and the next
-     * provider still gets them. An interrupt a provider leaves set is cleared and counted, so it
-     * cannot fail the next provider's I/O.
-     */
-    private boolean handToEveryProvider(List<Turn> batch, int from, int to, RegisteredProvider[] route) {
-        List<Turn> writes = null;
-        boolean ok = true;
-        for (RegisteredProvider p : route) {
-            try {
-                if (to - from == 1 && !p.writesBatches) {
-                    p.provider.syncTurn(batch.get(from));
-                } else {
-                    if (writes == null) {
-                        writes = List.copyOf(batch.subList(from, to)); // the provider may keep it
-                    }
-                    p.provider.syncBatch(writes);
-                }
-            } catch (Throwable t) {
-                ok = false;
-                p.failedWrites.addAndGet(to - from);
-                warnings.warn(managerName + "/" + p.name + "/write", "memory provider '" + p.name + "' of manager '"
-                        + managerName + "' failed on " + describe(batch, from, to) + "; the next provider still gets it",
-                        t);
-            }
-            if (Thread.interrupted()) {
-                p.interruptsCleared.incrementAndGet();
-                warnings.warn(managerName + "/" + p.name + "/interrupt", "memory provider '" + p.name + "' of manager '"
-                        + managerName + "' left the writer thread's interrupt flag set; cleared", null);
-            }
-        }
-        return ok;
-    }
-
-    private static String describe(List<Turn> batch, int from, int to) {
-        return to - from == 1 ? "write " + batch.get(from).writeId() : "a batch of " + (to - from) + " writes";
     }
 
     /**
