@@ -559,7 +559,11 @@ public final class MemoryManager implements AutoCloseable {
             return this;
         }
 
-        /** The time source for the drain deadline and the flush timeout; default the system ticker. */
+        /**
+         * The time source of every timeout the manager measures: the drain deadline, the flush, the
+         * enqueue wait of a full queue, the prefetch and the providers' shutdown; default the system
+         * ticker.
+         */
         public Builder ticker(Ticker ticker) {
             this.ticker = requireNonNull(ticker, "ticker");
             return this;

@@ -1,6 +1,7 @@
 package dev.memlife;
 
 import dev.memlife.internal.Checks;
+import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import java.lang.invoke.MethodHandles;
@@ -59,8 +60,6 @@ final class Writer {
         ABANDONED
     }
 
-    /** Longest single wait, so that a waiter re-reads an injected (possibly manual) ticker. */
-    private static final long MAX_WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** How often an idle writer looks for a new write before it parks (a few microseconds). */
     private static final int SPINS_BEFORE_PARK = 100;
     /**
@@ -142,7 +141,7 @@ final class Writer {
      * Threads waiting for progress; written under {@link #waits}, read by the writer after it
      * publishes. The writer's read may pass its release store of the count (no fence), so a
      * waiter can miss a signal: it then sees the count at its next slice, {@link
-     * #MAX_WAIT_SLICE_NANOS} later at most. Harmless, and it keeps a fence off every write.
+     * Deadline#MAX_SLICE_NANOS} later at most. Harmless, and it keeps a fence off every write.
      */
     private volatile int progressWaiters;
 
@@ -164,8 +163,8 @@ final class Writer {
     // ---- callers ---------------------------------------------------------------------------
 
     /**
-     * Accepts one write, waiting at most {@code timeoutNanos} for room in a full queue (not at all
-     * on the writer thread, which would wait for itself).
+     * Accepts one write, waiting at most {@code timeoutNanos} on the {@link #ticker} for room in a
+     * full queue (not at all on the writer thread, which would wait for itself).
      *
      * @return true if accepted, false if rejected because shutdown has begun
      * @throws QueueFullException if the queue stayed full for the whole timeout, or the wait was
@@ -180,7 +179,7 @@ final class Writer {
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
         Turn turn = new Turn(idPrefix, 0, sessionId, user, assistant, messages, 0, route);
-        long waitStart = 0;
+        Deadline wait = null; // made when the queue is first found full: no ticker read while there is room
         while (true) {
             long seq = queue.reserve();
             if (seq > 0) {
@@ -194,11 +193,11 @@ final class Writer {
                 rejected.incrementAndGet();
                 return false;
             }
-            if (waitStart == 0) {
-                waitStart = System.nanoTime() | 1; // never 0
+            if (wait == null) {
+                long timeout = Thread.currentThread() == worker ? 0 : timeoutNanos; // a provider writing back
+                wait = Deadline.afterNanos(ticker, timeout);
             }
-            long timeout = Thread.currentThread() == worker ? 0 : timeoutNanos; // a provider writing back
-            if (!awaitRoom(waitStart, timeout)) {
+            if (!awaitRoom(wait)) {
                 return false; // shutdown began while this caller waited; the drain counted it
             }
         }
@@ -211,7 +210,7 @@ final class Writer {
      * @return true to try again; false if shutdown began while waiting (the drain counted this
      *     caller as rejected)
      */
-    private boolean awaitRoom(long waitStart, long timeoutNanos) {
+    private boolean awaitRoom(Deadline wait) {
         waits.lock();
         try {
             if (state != State.RUNNING) {
@@ -220,12 +219,11 @@ final class Writer {
             callersWaiting++;
             try {
                 while (queue.isFull() && state == State.RUNNING) {
-                    long remaining = timeoutNanos - (System.nanoTime() - waitStart);
-                    if (remaining <= 0) {
+                    if (wait.expired()) {
                         rejected.incrementAndGet();
-                        throw queueFull(waitStart, false);
+                        throw queueFull(wait, false);
                     }
-                    notFull.awaitNanos(remaining);
+                    notFull.awaitNanos(wait.sliceNanos());
                 }
             } finally {
                 callersWaiting--;
@@ -236,15 +234,14 @@ final class Writer {
             if (state == State.RUNNING) {
                 rejected.incrementAndGet(); // otherwise the drain already counted this caller
             }
-            throw queueFull(waitStart, true);
+            throw queueFull(wait, true);
         } finally {
             waits.unlock();
         }
     }
 
-    private QueueFullException queueFull(long waitStart, boolean interrupted) {
-        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - waitStart);
-        return new QueueFullException(managerName, queue.capacity(), pending(), waitedMillis, interrupted);
+    private QueueFullException queueFull(Deadline wait, boolean interrupted) {
+        return new QueueFullException(managerName, queue.capacity(), pending(), wait.elapsed().toMillis(), interrupted);
     }
 
     /** Starts the writer before a caller reserves; if it cannot, the caller's write is rejected. */
@@ -308,7 +305,7 @@ final class Writer {
                 if (unreachable || remaining <= 0) {
                     return false;
                 }
-                progress.awaitNanos(Math.min(remaining, MAX_WAIT_SLICE_NANOS));
+                progress.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS)); // re-reads the ticker
             }
             return true;
         } catch (InterruptedException e) {
