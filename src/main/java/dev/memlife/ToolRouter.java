@@ -76,8 +76,8 @@ final class ToolRouter {
         Map<String, RegisteredProvider> index = owners;
         RegisteredProvider owner = index.get(tool);
         if (owner == null) {
-            throw new IllegalArgumentException("no memory provider of manager '" + managerName + "' offers tool '" + tool
-                    + "'; offered: " + index.keySet());
+            throw new IllegalArgumentException("no memory provider of manager '" + managerName + "' offers tool '"
+                    + tool + "'; offered: " + index.keySet());
         }
         Map<String, Object> argsCopy = Map.copyOf(args);
         return calls.leased(owner, "handleToolCall(" + tool + ")", ProviderCalls.Interrupts.CLEAR,

@@ -4,13 +4,9 @@ import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
@@ -19,34 +15,74 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The write path of one {@link MemoryManager}: a bounded FIFO queue, the single writer thread that
- * empties it in batches, the flush barrier, and the bounded drain at shutdown.
+ * The write path of one {@link MemoryManager}: a bounded FIFO queue ({@link TurnQueue}), the one
+ * writer thread that empties it in batches ({@link WriteLoop}), the flush barrier, and the bounded
+ * drain at shutdown. This class is the callers' and shutdown's side: admission ({@link #enqueue}),
+ * the barrier ({@link #flush}), the drain ({@link #drain}) and the lifecycle {@link State}. What
+ * the writer has finished is {@link Progress}; the batch it is working on, and who owns each of its
+ * writes, is {@link BatchClaim}; every provider call goes through {@link ProviderCalls}.
  *
- * <p><b>Callers never take a lock on the fast path.</b> A caller reserves its write (one
+ * <h2>Design</h2>
+ *
+ * <p><b>Callers take no lock while there is room.</b> A caller reserves its write (one
  * compare-and-set that also checks the capacity and whether shutdown began) and appends it to a
- * lock-free list: see {@link TurnQueue}. Shutdown closes the queue in the same word, so every write
- * is either accepted before shutdown began, or rejected and counted. A caller starts the writer
- * thread <em>before</em> it reserves, so an exception from {@code syncAll} always means that
- * nothing was queued.
+ * lock-free list ({@link TurnQueue}); only the caller that finds the writer parked wakes it.
+ * Shutdown closes the queue in the same word, so every write is either accepted before shutdown
+ * began, or rejected and counted. A caller starts the writer thread <em>before</em> it reserves,
+ * so an exception from {@code syncAll} always means that nothing was queued. Only a caller that
+ * finds the queue full takes a lock, and reads the ticker.
  *
  * <p><b>Progress is published per write.</b> The writer hands a <em>chunk</em> (one write, or a
  * run of writes for providers that take batches) to every provider of its route, then publishes
- * it as delivered or failed ({@link #delivered}, {@link #failed}, {@link TurnQueue#finished()}):
- * release stores, since only the writer writes them, so publishing costs no atomic instruction. A
- * flush that starts when {@code n} writes were reserved is met once {@code finished >= n}: every
- * write whose {@code syncAll} returned before the flush was linked before it, and at most {@code
- * n} writes were linked by then, so they are all among the first {@code n} the writer finishes.
+ * it as delivered or failed ({@link Progress}, {@link TurnQueue#finished()}): release stores, as
+ * only the writer writes them. A flush that starts when {@code n} writes were reserved is met once
+ * {@code finished >= n}: every write whose {@code syncAll} returned before the flush was linked
+ * before it, and at most {@code n} writes were linked by then, so they are all among the first
+ * {@code n} the writer finishes.
  *
- * <p><b>Abandonment is a claim.</b> The writer claims each chunk (by CAS on {@link #started})
- * before it hands it to the first provider; a drain whose deadline passed claims all the rest at
- * once. A write is thus started by the writer or abandoned by the drain, never both and never
- * neither. A started write goes to every provider of its route, deadline or not: the drain reports
- * it as still running, by id, and the writer logs how it ended.
+ * <p><b>Four locks, and the order they are taken in.</b>
+ * <ul>
+ *   <li>The <em>start lock</em> ({@code WriteLoop.startLock}) guards starting the writer thread
+ *       and forgetting a dead one. The user's thread factory runs under it; nothing else does.
+ *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue and
+ *       the batch in progress. The writer holds it while it takes a batch; the drain, while it
+ *       claims what the writer has not started and takes its snapshot.
+ *   <li>{@link #waits} guards changes of {@link #state} and its two conditions: callers waiting
+ *       for room ({@link #notFull}), flushes and the drain waiting for progress ({@link
+ *       #progressed}).
+ *   <li>The <em>failed-ids lock</em> ({@code Progress.failedLock}) guards the ids of failed
+ *       writes: the writer adds to them when a write fails; the drain copies them.
+ * </ul>
+ * The one nesting allowed is the drain's: the batch lock, then {@code waits} (to mark the writer
+ * abandoned and wake the flushes) or the failed-ids lock (for its snapshot), one at a time. {@code
+ * waits} and the failed-ids lock are leaves: no lock is taken while either is held. The start lock
+ * is never held with another. So no two threads can wait for each other. <b>No lock is held while
+ * a provider runs</b>: the writer calls the providers between two batch-lock sections, and the
+ * providers' {@code shutdown()} runs after {@link #drain} has returned. Ending the writer's leases
+ * under the batch lock ({@link WriteLoop#releaseLeases}) cannot run a {@code shutdown()} there: a
+ * provider's gate closes only after the drain.
  *
- * <p><b>Locks</b>, never nested except as written: {@link #startLock} (starting the thread),
- * {@link #batchLock} (taking a batch; the drain's claim; may take {@link #waits} inside), {@link
- * #waits} (callers waiting for room, flushes and the drain waiting for progress), {@link
- * #failedLock} (the failed ids). None is held while a provider runs.
+ * <p><b>The drain claim.</b> Every accepted write is started by the writer or abandoned by the
+ * drain, never both and never neither. The writer claims each chunk, by a compare-and-set of the
+ * claim word from the chunk's start to its end, before it hands the chunk to the first provider
+ * ({@link BatchClaim#claim}). A drain whose deadline has passed takes the batch lock, marks the
+ * writer {@link State#ABANDONED}, and swaps the claim word to {@code STOPPED} ({@link
+ * BatchClaim#claimRest}). What the writer had claimed by then is its to finish. The rest of the
+ * batch, and every write still in the queue, is abandoned: the drain takes those from the queue
+ * itself, which is safe because the writer takes only under the batch lock, and never once
+ * abandoned. The writer's next claim fails, and it stops.
+ *
+ * <p><b>The batch in progress.</b> The writer and the drain agree on it through the batch lock
+ * and the counts. The writer takes a batch, and notes how many writes were finished before it,
+ * under the lock, so the batch cannot change while the drain holds the lock. The drain reads one
+ * consistent pair of counts ({@link Progress#read}); the writes of the batch from the finished
+ * count up to the end of the writer's last claim are the ones still running, reported by id. A
+ * started write goes to every provider of its route, deadline or not, and the writer logs how each
+ * write the report called still running has ended: the drain marks them ({@link
+ * BatchClaim#reportRunning}) before its snapshot, so one that finishes in between is reported
+ * delivered and logged as well. A writer dying of an error of memlife's own gives its batch up the
+ * same way ({@link BatchClaim#giveUpRest}) and counts the rest as failed, unless the drain claimed
+ * it first.
  */
 final class Writer {
 
@@ -60,81 +96,36 @@ final class Writer {
         ABANDONED
     }
 
-    /** How often an idle writer looks for a new write before it parks (a few microseconds). */
-    private static final int SPINS_BEFORE_PARK = 100;
+    /**
+     * The threads of a writer for concurrency checkers: a writer built with them never starts a
+     * thread; the checker drives it with {@link #stepByHand()}.
+     */
+    static final Threads BY_HAND = Threads.named("memlife-writer-by-hand");
+
     /**
      * How long the drain waits, past its deadline, for a reserved write whose caller has not linked
      * it yet. A caller is a few instructions from linking; only one that died there (a stack
      * overflow between the two steps) leaves the drain waiting this long.
      */
     private static final long LINK_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** Marks {@link #started} once the drain (or a dying writer) has claimed the rest of a batch. */
-    private static final int STOPPED = Integer.MAX_VALUE;
-
-    private static final VarHandle DELIVERED;
-    private static final VarHandle FAILED;
-
-    static {
-        try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            DELIVERED = lookup.findVarHandle(Writer.class, "delivered", long.class);
-            FAILED = lookup.findVarHandle(Writer.class, "failed", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     private final String managerName;
     private final String idPrefix;
-    private final int maxBatchSize;
-    private final Threads threadFactory;
     private final Ticker ticker;
     private final ThrottledLog warnings;
-    private final ProviderCalls calls;
-    /** Every provider of the manager, for the writer's leases on their gates. */
-    private final Supplier<RegisteredProvider[]> providers;
-
-    // ---- the queue, fed without locks ----
     private final TurnQueue queue;
-    /** Written only while holding the {@link #waits} lock, read anywhere. */
+    private final Progress progress;
+    private final BatchClaim claim;
+    private final WriteLoop loop;
+
+    /** Written only while holding {@link #waits}, read anywhere. */
     private volatile State state = State.RUNNING;
-    /** Writes every provider took; written only by the writer thread (release stores). */
-    private volatile long delivered;
-    /** Writes at least one provider failed; written only by the writer thread (release stores). */
-    private volatile long failed;
     private final AtomicLong rejected = new AtomicLong();
-
-    // ---- the writer thread ----
-    private final Object startLock = new Object();
-    /** The writer thread once started; null again if it died of an Error. */
-    private volatile Thread worker;
-
-    // ---- abandonment, guarded by batchLock (taken once per batch by the writer, once by the drain) ----
-    private final ReentrantLock batchLock = new ReentrantLock();
-    /** Marks {@link #current} before a writer ran. */
-    private static final List<Turn> NO_BATCH = List.of();
-    /** The writer's current batch: the one list it refills, set when the writer starts. */
-    private List<Turn> current = NO_BATCH;
-    /** Writes finished before {@link #current} was taken. */
-    private long batchBase;
-    /** How many writes of {@link #current} the writer has claimed to start, or {@link #STOPPED}. */
-    private final AtomicInteger started = new AtomicInteger();
-    private final WriteIds.Builder abandoned;
-    /** Size of {@link #abandoned}, for readers outside the lock. */
-    private volatile long abandonedCount;
-    /** Set once by an abandoning drain: writes of {@link #current} before it may be reported still running. */
-    private volatile int reportedRunningEnd;
-    /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
-    private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
-
-    // ---- failed ids: appended by the writer (rarely), read by the drain ----
-    private final Object failedLock = new Object();
-    private final WriteIds.Builder failedIds;
 
     // ---- waiting: callers for room, flushes and the drain for progress ----
     private final ReentrantLock waits = new ReentrantLock();
     private final Condition notFull = waits.newCondition();
-    private final Condition progress = waits.newCondition();
+    private final Condition progressed = waits.newCondition();
     /** Callers waiting for room; written under {@link #waits}, read by the writer to decide whether to signal. */
     private volatile int callersWaiting;
     /**
@@ -145,19 +136,26 @@ final class Writer {
      */
     private volatile int progressWaiters;
 
-    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, Threads threadFactory,
-            Ticker ticker, ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
+    // ---- the drain's claim, under the batch lock ----
+    /** The writes the drain abandoned. */
+    private final WriteIds.Builder abandoned;
+    /** Size of {@link #abandoned}, for readers outside the lock. */
+    private volatile long abandonedCount;
+    /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
+    private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
+
+    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, Threads threads, Ticker ticker,
+            ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
-        this.queue = new TurnQueue(capacity);
-        this.abandoned = new WriteIds.Builder(idPrefix);
-        this.failedIds = new WriteIds.Builder(idPrefix);
-        this.maxBatchSize = maxBatchSize;
-        this.threadFactory = threadFactory;
         this.ticker = ticker;
         this.warnings = warnings;
-        this.calls = calls;
-        this.providers = providers;
+        this.queue = new TurnQueue(capacity);
+        this.progress = new Progress(idPrefix);
+        this.claim = new BatchClaim();
+        this.abandoned = new WriteIds.Builder(idPrefix);
+        this.loop = new WriteLoop(this, managerName, queue, claim, progress, calls, warnings, threads, maxBatchSize,
+                providers);
     }
 
     // ---- callers ---------------------------------------------------------------------------
@@ -173,8 +171,8 @@ final class Writer {
      */
     boolean enqueue(String sessionId, String user, String assistant, List<Message> messages,
             RegisteredProvider[] route, long timeoutNanos) {
-        if (worker == null) {
-            startWorkerOrReject();
+        if (loop.thread() == null) {
+            startWriterOrReject();
         }
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
@@ -185,7 +183,7 @@ final class Writer {
             if (seq > 0) {
                 turn.assignSeq(seq);
                 if (queue.append(turn)) {
-                    wakeWorker();
+                    loop.wake();
                 }
                 return true;
             }
@@ -194,7 +192,7 @@ final class Writer {
                 return false;
             }
             if (wait == null) {
-                long timeout = Thread.currentThread() == worker ? 0 : timeoutNanos; // a provider writing back
+                long timeout = Thread.currentThread() == loop.thread() ? 0 : timeoutNanos; // a provider writing back
                 wait = Deadline.afterNanos(ticker, timeout);
             }
             if (!awaitRoom(wait)) {
@@ -245,12 +243,12 @@ final class Writer {
     }
 
     /** Starts the writer before a caller reserves; if it cannot, the caller's write is rejected. */
-    private void startWorkerOrReject() {
+    private void startWriterOrReject() {
         if (state != State.RUNNING) {
             return; // the reservation is refused and counted; no thread for that
         }
         try {
-            startWorker();
+            loop.start();
         } catch (Throwable t) { // even OutOfMemoryError: "unable to create native thread" is that
             rejected.incrementAndGet();
             throw new RejectedExecutionException("memory manager '" + managerName + "' could not start its writer "
@@ -258,25 +256,7 @@ final class Writer {
         }
     }
 
-    /**
-     * Called by the one caller that found the writer parked. The write is accepted by now, so this
-     * never throws: if the writer died since the caller looked and no new one can be started, the
-     * write waits for the next caller to start one, or for the drain, which reports it.
-     */
-    private void wakeWorker() {
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w);
-            return;
-        }
-        try {
-            startWorker();
-        } catch (Throwable t) {
-            queue.announcePark(); // still no writer: the next caller tries again
-            warnings.warn(managerName + "/start", "memory manager '" + managerName + "' could not restart its writer "
-                    + "thread (" + t + "); queued writes wait for the next write or for shutdown", null);
-        }
-    }
+    // ---- the barrier -------------------------------------------------------------------------
 
     /**
      * The flush barrier: true once every write accepted before this call has been handed to every
@@ -287,7 +267,7 @@ final class Writer {
         if (queue.finished() >= target) {
             return true;
         }
-        if (Thread.currentThread() == worker) {
+        if (Thread.currentThread() == loop.thread()) {
             return false; // the writer cannot wait for itself
         }
         long deadline = Checks.saturatedAdd(ticker.read(), timeoutNanos);
@@ -305,7 +285,7 @@ final class Writer {
                 if (unreachable || remaining <= 0) {
                     return false;
                 }
-                progress.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS)); // re-reads the ticker
+                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS)); // re-reads the ticker
             }
             return true;
         } catch (InterruptedException e) {
@@ -327,9 +307,46 @@ final class Writer {
         return rejected.get();
     }
 
+    // ---- what the writer tells the waiters -----------------------------------------------------
+
+    /** The lifecycle state, for the writer's loop. */
+    State state() {
+        return state;
+    }
+
+    /** The writer took a batch: wakes the callers waiting for room, if there are any. */
+    void roomMade() {
+        if (callersWaiting > 0) {
+            signal(notFull);
+        }
+    }
+
+    /** The writer published a chunk: wakes the flushes and the drain, if any wait. */
+    void writesFinished() {
+        if (progressWaiters > 0) {
+            signalProgress();
+        }
+    }
+
+    /** Wakes the flushes and the drain, so they look at the counts and the state again. */
+    void signalProgress() {
+        signal(progressed);
+    }
+
+    private void signal(Condition condition) {
+        waits.lock();
+        try {
+            condition.signalAll();
+        } finally {
+            waits.unlock();
+        }
+    }
+
+    // ---- for tests ----------------------------------------------------------------------------
+
     /** The writer thread, if one was started; for tests. */
     Thread workerThread() {
-        return worker;
+        return loop.thread();
     }
 
     /** The queue; for tests that play a caller who dies halfway through an append. */
@@ -337,36 +354,9 @@ final class Writer {
         return queue;
     }
 
-    /**
-     * The threads of a writer for concurrency checkers: a writer built with them never starts a
-     * thread; the checker drives it with {@link #stepByHand()}.
-     */
-    static final Threads BY_HAND = Threads.named("memlife-writer-by-hand");
-
-    /**
-     * For concurrency checkers that drive the writer by hand (built with {@link #BY_HAND}): one pass of the writer's loop on the calling thread, without waiting — take what
-     * is linked (one batch) and hand it to the providers. Only one thread may call it.
-     *
-     * @return false if there was nothing to take, or the drain abandoned the rest
-     */
+    /** One pass of the writer's loop on this thread, for a writer built {@link #BY_HAND}: see {@link WriteLoop}. */
     boolean stepByHand() {
-        batchLock.lock();
-        try {
-            if (current == NO_BATCH) {
-                current = new ArrayList<>();
-            }
-        } finally {
-            batchLock.unlock();
-        }
-        if (state == State.ABANDONED || !queue.hasLinked()) {
-            return false;
-        }
-        List<Turn> batch = current;
-        if (!takeBatch(batch)) {
-            return false;
-        }
-        deliver(batch);
-        return true;
+        return loop.stepByHand();
     }
 
     // ---- shutdown --------------------------------------------------------------------------
@@ -410,34 +400,34 @@ final class Writer {
         } finally {
             waits.unlock();
         }
-        Thread w = worker;
+        Thread w = loop.thread();
         if (w != null) {
             LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
         }
         boolean onWriter = Thread.currentThread() == w;
         boolean complete = queue.finished() >= target
                 || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get));
-        batchLock.lock();
+        claim.lock.lock();
         try {
-            int claimedEnd = complete ? STOPPED : abandonRest();
-            if (claimedEnd != STOPPED) {
+            int claimedEnd = complete ? BatchClaim.STOPPED : abandonRest();
+            if (claimedEnd != BatchClaim.STOPPED) {
                 // Before the snapshot, so the writer logs every write the report may call still running
                 // (and, rarely, one that finished in between and is reported delivered).
-                reportedRunningEnd = claimedEnd;
+                claim.reportRunning(claimedEnd);
             }
             return snapshot(claimedEnd);
         } finally {
-            batchLock.unlock();
+            claim.lock.unlock();
         }
     }
 
     /** Makes sure a writer runs while writes wait; false if none can (they are then abandoned at once). */
     private boolean writerRunsFor(long target) {
-        if (worker != null || queue.finished() >= target) {
+        if (loop.thread() != null || queue.finished() >= target) {
             return true;
         }
         try {
-            startWorker();
+            loop.start();
             return true;
         } catch (Throwable t) {
             warnings.warn(managerName + "/start", "memory manager '" + managerName + "': no writer thread could be "
@@ -447,10 +437,11 @@ final class Writer {
     }
 
     /**
-     * Called under {@link #batchLock}: claims every write the writer has not started.
+     * Called under the batch lock: claims every write the writer has not started, in its batch and
+     * in the queue (the drain takes from the queue from now on).
      *
-     * @return how far the writer had claimed {@link #current} (the end of the chunk it may still be
-     *     writing), or {@link #STOPPED} if a dying writer already gave the batch up
+     * @return how far the writer had claimed its batch (the end of the chunk it may still be
+     *     writing), or {@link BatchClaim#STOPPED} if a dying writer already gave the batch up
      */
     private int abandonRest() {
         waits.lock();
@@ -459,10 +450,8 @@ final class Writer {
         } finally {
             waits.unlock();
         }
-        int from = started.getAndSet(STOPPED);
-        for (int i = from; i < current.size(); i++) {
-            abandoned.add(current.get(i));
-        }
+        int from = claim.claimRest();
+        claim.addFrom(from, abandoned);
         long unlinked = queue.reserved() - queue.taken(); // final: the queue is closed
         boolean waiting = false;
         long waitStart = 0;
@@ -492,238 +481,18 @@ final class Writer {
     }
 
     /**
-     * Called under {@link #batchLock} once nothing more can be claimed: what is finished, and which
+     * Called under the batch lock once nothing more can be claimed: what is finished, and which
      * writes of the current batch the writer is still handing to its providers.
      */
     private Outcome snapshot(int claimedEnd) {
-        long d;
-        long f;
-        do { // one consistent pair: the writer moves one of them per chunk, both only up
-            d = delivered;
-            f = failed;
-        } while (d != delivered);
-        WriteIds failedNow;
-        synchronized (failedLock) {
-            failedNow = failedIds.build((int) f); // the writer adds ids before it publishes the count
-        }
+        Progress.Counts done = progress.read();
         WriteIds.Builder running = new WriteIds.Builder(idPrefix);
-        if (claimedEnd != STOPPED) {
-            for (long i = d + f - batchBase; i < claimedEnd; i++) {
-                running.add(current.get((int) i));
-            }
-        }
+        claim.addStillRunning(done.delivered() + done.failed(), claimedEnd, running);
         if (running.size() == 0) {
-            releaseLeases(); // the writer will call no provider again
+            loop.releaseLeases(); // the writer will call no provider again
         }
-        long unlinked = queue.reserved() - d - f - abandoned.size() - running.size();
-        return new Outcome(d, f, failedNow, abandoned.build(), running.build(), unlinked);
-    }
-
-    /**
-     * Ends the writer's standing lease on every provider's gate, in reverse registration order, so
-     * the shutdowns that waited for the writer run in that order; idempotent.
-     */
-    private void releaseLeases() {
-        RegisteredProvider[] all = providers.get();
-        for (int i = all.length - 1; i >= 0; i--) {
-            all[i].gate.releaseWriter();
-        }
-    }
-
-    // ---- the writer thread -----------------------------------------------------------------
-
-    private void startWorker() {
-        synchronized (startLock) {
-            if (worker != null) {
-                return;
-            }
-            if (threadFactory == BY_HAND) {
-                worker = new Thread(() -> { }, "memlife-writer-by-hand-" + managerName); // never started
-                return;
-            }
-            Thread t = threadFactory.newThread(this::runWorker); // never null: a refusing factory throws
-            worker = t; // before start: a provider calling back from the writer must see itself as the writer
-            try {
-                t.start();
-            } catch (Throwable e) {
-                worker = null;
-                throw e;
-            }
-        }
-    }
-
-    private void runWorker() {
-        List<Turn> batch = new ArrayList<>(Math.min(maxBatchSize, 1024));
-        batchLock.lock();
-        try {
-            current = batch;
-        } finally {
-            batchLock.unlock();
-        }
-        try {
-            while (awaitWork() && takeBatch(batch)) {
-                deliver(batch);
-            }
-            releaseLeases(); // shut down: nothing more to write
-        } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
-            synchronized (startLock) {
-                worker = null;
-            }
-            queue.announcePark(); // no writer now: the next caller starts one
-            if (queue.reserved() > queue.taken() && state != State.ABANDONED) {
-                wakeWorker(); // queued writes still need a writer; this one is going down
-            }
-            throw fatal;
-        }
-    }
-
-    /**
-     * Waits until there is work: spins briefly (when writes stream in, this saves a park and an
-     * unpark per write), then parks. Returns false when the writer should exit: shutdown began and
-     * no write is queued or about to be.
-     */
-    private boolean awaitWork() {
-        for (int spins = 0; ; spins++) {
-            State s = state;
-            if (s == State.ABANDONED) {
-                return false;
-            }
-            if (queue.hasLinked()) {
-                return true;
-            }
-            if (s == State.DRAINING && queue.taken() >= queue.reserved()) {
-                return false; // the count is final once draining: every accepted write was taken
-            }
-            if (spins < SPINS_BEFORE_PARK || s == State.DRAINING) {
-                Thread.onSpinWait(); // while draining nobody wakes the writer; a caller may be linking a write
-                continue;
-            }
-            if (queue.announcePark() && state == State.RUNNING) {
-                LockSupport.park(this);
-            }
-            queue.clearPark();
-            Thread.interrupted(); // the writer stops by state only; clear an interrupt from outside
-        }
-    }
-
-    /** Takes up to a batch of queued writes; false when the drain abandoned the rest. */
-    private boolean takeBatch(List<Turn> batch) {
-        batchLock.lock();
-        try {
-            if (state == State.ABANDONED) {
-                return false;
-            }
-            batch.clear();
-            long now = System.currentTimeMillis();
-            for (Turn t; batch.size() < maxBatchSize && (t = queue.poll()) != null; ) {
-                t.stampAccepted(now);
-                batch.add(t);
-            }
-            queue.endTake();
-            batchBase = delivered + failed;
-            started.set(0);
-        } finally {
-            batchLock.unlock();
-        }
-        if (callersWaiting > 0) {
-            signal(notFull);
-        }
-        return true;
-    }
-
-    /**
-     * Hands the batch to the providers. Consecutive writes with the same route go together: as one
-     * {@code syncBatch} per provider when every provider of the route writes batches, else one write
-     * at a time, each to every provider before the next starts. Each chunk is published as soon as
-     * every provider had it.
-     */
-    private void deliver(List<Turn> batch) {
-        int claimed = 0;
-        int finished = 0;
-        try {
-            int from = 0;
-            while (from < batch.size()) {
-                RegisteredProvider[] route = batch.get(from).route;
-                int to = from + 1;
-                while (to < batch.size() && batch.get(to).route == route) {
-                    to++;
-                }
-                boolean wholeRun = writesBatches(route);
-                for (int i = from; i < to; i = finished) {
-                    int end = wholeRun ? to : i + 1;
-                    if (!started.compareAndSet(i, end)) {
-                        return; // the drain deadline passed and the drain abandoned the rest
-                    }
-                    claimed = end;
-                    publish(batch, i, end, calls.write(batch, i, end, route));
-                    finished = end;
-                }
-                from = to;
-            }
-        } catch (Throwable fatal) {
-            failRestOfBatch(batch, claimed, finished);
-            throw fatal;
-        }
-    }
-
-    /** Publishes a finished chunk, and wakes whoever waits for progress. */
-    private void publish(List<Turn> batch, int from, int to, boolean ok) {
-        int n = to - from;
-        if (ok) {
-            DELIVERED.setRelease(this, delivered + n);
-        } else {
-            synchronized (failedLock) {
-                for (int i = from; i < to; i++) {
-                    failedIds.add(batch.get(i));
-                }
-            }
-            FAILED.setRelease(this, failed + n);
-        }
-        queue.markFinished(n);
-        if (progressWaiters > 0) {
-            signalProgress();
-        }
-        if (to <= reportedRunningEnd) {
-            warnings.warn(managerName + "/late", "memory manager '" + managerName + "': " + ProviderCalls.describe(batch, from, to)
-                    + ", reported still running at the drain deadline, has finished: " + (ok ? "every provider took it"
-                    : "at least one provider failed it"), null);
-        }
-    }
-
-    private static boolean writesBatches(RegisteredProvider[] route) {
-        for (RegisteredProvider p : route) {
-            if (!p.writesBatches) {
-                return false;
-            }
-        }
-        return route.length > 0;
-    }
-
-    /**
-     * The writer is going down with an error of memlife's own mid-batch: the writes it started but
-     * did not finish, and those it had not started (unless the drain already claimed them), count
-     * as failed, for no provider.
-     */
-    private void failRestOfBatch(List<Turn> batch, int claimed, int finished) {
-        int seen = started.get();
-        boolean tookRest = seen != STOPPED && started.compareAndSet(seen, STOPPED); // only the drain competes
-        int end = tookRest ? batch.size() : claimed;
-        if (end > finished) {
-            publish(batch, finished, end, false);
-        }
-        signalProgress();
-    }
-
-    private void signalProgress() {
-        signal(progress);
-    }
-
-    private void signal(Condition condition) {
-        waits.lock();
-        try {
-            condition.signalAll();
-        } finally {
-            waits.unlock();
-        }
+        long unlinked = queue.reserved() - done.delivered() - done.failed() - abandoned.size() - running.size();
+        return new Outcome(done.delivered(), done.failed(), done.failedIds(), abandoned.build(), running.build(),
+                unlinked);
     }
 }

@@ -1,0 +1,302 @@
+package dev.memlife;
+
+import dev.memlife.Writer.State;
+import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+/**
+ * The writer thread of one {@link Writer}, and what it does. The first caller starts it (the next
+ * caller starts another, should it die of an error of memlife's own). It waits for work, spinning
+ * briefly and then parked until a caller wakes it; takes a batch off the queue; hands the batch to
+ * the providers chunk by chunk through {@link ProviderCalls}, claiming each chunk first ({@link
+ * BatchClaim}); and publishes each chunk to {@link Progress} as soon as every provider had it. It
+ * exits once the drain has nothing more for it. {@link Writer}'s design notes give the protocol it
+ * follows with the callers and the drain.
+ */
+final class WriteLoop {
+
+    /** How often an idle writer looks for a new write before it parks (a few microseconds). */
+    private static final int SPINS_BEFORE_PARK = 100;
+
+    private final Writer writer;
+    private final String managerName;
+    private final TurnQueue queue;
+    private final BatchClaim claim;
+    private final Progress progress;
+    private final ProviderCalls calls;
+    private final ThrottledLog warnings;
+    private final Threads threads;
+    private final int maxBatchSize;
+    /** Every provider of the manager, for the writer's standing leases on their gates. */
+    private final Supplier<RegisteredProvider[]> providers;
+
+    /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
+    private final Object startLock = new Object();
+    /** The writer thread once started; null again if it died of an Error. */
+    private volatile Thread worker;
+
+    /** The loop of {@code writer}, over its queue, claim and progress. */
+    WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Progress progress,
+            ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize,
+            Supplier<RegisteredProvider[]> providers) {
+        this.writer = writer;
+        this.managerName = managerName;
+        this.queue = queue;
+        this.claim = claim;
+        this.progress = progress;
+        this.calls = calls;
+        this.warnings = warnings;
+        this.threads = threads;
+        this.maxBatchSize = maxBatchSize;
+        this.providers = providers;
+    }
+
+    // ---- the thread ----------------------------------------------------------------------------
+
+    /** The writer thread, if one was started (and has not died). */
+    Thread thread() {
+        return worker;
+    }
+
+    /**
+     * Starts the writer thread unless one runs.
+     *
+     * @throws RuntimeException or {@link Error} (an {@link OutOfMemoryError} "unable to create
+     *     native thread" included) if no thread could be made or started
+     */
+    void start() {
+        synchronized (startLock) {
+            if (worker != null) {
+                return;
+            }
+            if (threads == Writer.BY_HAND) {
+                worker = new Thread(() -> { }, "memlife-writer-by-hand-" + managerName); // never started
+                return;
+            }
+            Thread t = threads.newThread(this::run); // never null: a refusing factory throws
+            worker = t; // before start: a provider calling back from the writer must see itself as the writer
+            try {
+                t.start();
+            } catch (Throwable e) {
+                worker = null;
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Wakes the writer; called by the one caller that found it parked. The caller's write is
+     * accepted by now, so this never throws: if the writer died since the caller looked and no new
+     * one can be started, the write waits for the next caller to start one, or for the drain,
+     * which reports it.
+     */
+    void wake() {
+        Thread w = worker;
+        if (w != null) {
+            LockSupport.unpark(w);
+            return;
+        }
+        try {
+            start();
+        } catch (Throwable t) {
+            queue.announcePark(); // still no writer: the next caller tries again
+            warnings.warn(managerName + "/start", "memory manager '" + managerName + "' could not restart its writer "
+                    + "thread (" + t + "); queued writes wait for the next write or for shutdown", null);
+        }
+    }
+
+    private void run() {
+        List<Turn> batch = new ArrayList<>(Math.min(maxBatchSize, 1024));
+        claim.lock.lock();
+        try {
+            claim.install(batch);
+        } finally {
+            claim.lock.unlock();
+        }
+        try {
+            while (awaitWork() && take(batch)) {
+                deliver(batch);
+            }
+            releaseLeases(); // shut down: nothing more to write
+        } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
+            synchronized (startLock) {
+                worker = null;
+            }
+            queue.announcePark(); // no writer now: the next caller starts one
+            if (queue.reserved() > queue.taken() && writer.state() != State.ABANDONED) {
+                wake(); // queued writes still need a writer; this one is going down
+            }
+            throw fatal;
+        }
+    }
+
+    /**
+     * For concurrency checkers that drive the writer by hand (built with {@link Writer#BY_HAND}):
+     * one pass of the loop on the calling thread, without waiting: take what is linked (one batch)
+     * and hand it to the providers. Only one thread may call it.
+     *
+     * @return false if there was nothing to take, or the drain abandoned the rest
+     */
+    boolean stepByHand() {
+        claim.lock.lock();
+        try {
+            if (!claim.installed()) {
+                claim.install(new ArrayList<>());
+            }
+        } finally {
+            claim.lock.unlock();
+        }
+        if (writer.state() == State.ABANDONED || !queue.hasLinked()) {
+            return false;
+        }
+        List<Turn> batch = claim.current(); // only this thread installs it
+        if (!take(batch)) {
+            return false;
+        }
+        deliver(batch);
+        return true;
+    }
+
+    /**
+     * Ends the writer's standing lease on every provider's gate, in reverse registration order, so
+     * the shutdowns that waited for the writer run in that order; idempotent. Called by the writer
+     * when it exits, or by the drain once the writer will call no provider again.
+     */
+    void releaseLeases() {
+        RegisteredProvider[] all = providers.get();
+        for (int i = all.length - 1; i >= 0; i--) {
+            all[i].gate.releaseWriter();
+        }
+    }
+
+    // ---- the loop ------------------------------------------------------------------------------
+
+    /**
+     * Waits until there is work: spins briefly (when writes stream in, this saves a park and an
+     * unpark per write), then parks. Returns false when the writer should exit: shutdown began and
+     * no write is queued or about to be.
+     */
+    private boolean awaitWork() {
+        for (int spins = 0; ; spins++) {
+            State s = writer.state();
+            if (s == State.ABANDONED) {
+                return false;
+            }
+            if (queue.hasLinked()) {
+                return true;
+            }
+            if (s == State.DRAINING && queue.taken() >= queue.reserved()) {
+                return false; // the count is final once draining: every accepted write was taken
+            }
+            if (spins < SPINS_BEFORE_PARK || s == State.DRAINING) {
+                Thread.onSpinWait(); // while draining nobody wakes the writer; a caller may be linking a write
+                continue;
+            }
+            if (queue.announcePark() && writer.state() == State.RUNNING) {
+                LockSupport.park(this);
+            }
+            queue.clearPark();
+            Thread.interrupted(); // the writer stops by state only; clear an interrupt from outside
+        }
+    }
+
+    /** Takes up to a batch of queued writes, under the batch lock; false when the drain abandoned the rest. */
+    private boolean take(List<Turn> batch) {
+        claim.lock.lock();
+        try {
+            if (writer.state() == State.ABANDONED) {
+                return false;
+            }
+            batch.clear();
+            long now = System.currentTimeMillis();
+            for (Turn t; batch.size() < maxBatchSize && (t = queue.poll()) != null; ) {
+                t.stampAccepted(now);
+                batch.add(t);
+            }
+            queue.endTake();
+            claim.begin(progress.finished());
+        } finally {
+            claim.lock.unlock();
+        }
+        writer.roomMade();
+        return true;
+    }
+
+    /**
+     * Hands the batch to the providers. Consecutive writes with the same route go together: as one
+     * {@code syncBatch} per provider when every provider of the route writes batches, else one write
+     * at a time, each to every provider before the next starts. Each chunk is claimed before it
+     * goes to the first provider, and published as soon as every provider had it.
+     */
+    private void deliver(List<Turn> batch) {
+        int claimed = 0;
+        int finished = 0;
+        try {
+            int from = 0;
+            while (from < batch.size()) {
+                RegisteredProvider[] route = batch.get(from).route;
+                int to = from + 1;
+                while (to < batch.size() && batch.get(to).route == route) {
+                    to++;
+                }
+                boolean wholeRun = writesBatches(route);
+                for (int i = from; i < to; i = finished) {
+                    int end = wholeRun ? to : i + 1;
+                    if (!claim.claim(i, end)) {
+                        return; // the drain deadline passed and the drain abandoned the rest
+                    }
+                    claimed = end;
+                    publish(batch, i, end, calls.write(batch, i, end, route));
+                    finished = end;
+                }
+                from = to;
+            }
+        } catch (Throwable fatal) {
+            failRestOfBatch(batch, claimed, finished);
+            throw fatal;
+        }
+    }
+
+    private static boolean writesBatches(RegisteredProvider[] route) {
+        for (RegisteredProvider p : route) {
+            if (!p.writesBatches) {
+                return false;
+            }
+        }
+        return route.length > 0;
+    }
+
+    /** Publishes a finished chunk, and wakes whoever waits for progress. */
+    private void publish(List<Turn> batch, int from, int to, boolean ok) {
+        int n = to - from;
+        if (ok) {
+            progress.delivered(n);
+        } else {
+            progress.failed(batch, from, to);
+        }
+        queue.markFinished(n);
+        writer.writesFinished();
+        if (claim.reportedRunning(to)) {
+            warnings.warn(managerName + "/late", "memory manager '" + managerName + "': "
+                    + ProviderCalls.describe(batch, from, to) + ", reported still running at the drain deadline, has "
+                    + "finished: " + (ok ? "every provider took it" : "at least one provider failed it"), null);
+        }
+    }
+
+    /**
+     * The writer is going down with an error of memlife's own mid-batch: the writes it started but
+     * did not finish, and those it had not started (unless the drain already claimed them), count
+     * as failed, for no provider.
+     */
+    private void failRestOfBatch(List<Turn> batch, int claimed, int finished) {
+        int end = claim.giveUpRest() ? batch.size() : claimed;
+        if (end > finished) {
+            publish(batch, finished, end, false);
+        }
+        writer.signalProgress();
+    }
+}
