@@ -1,8 +1,11 @@
 /**
  * Shared machinery of memlife that is not part of its API: the module does not export this
  * package, so code outside memlife cannot use it on the module path, and on the class path it
- * carries no compatibility promise. Today it holds {@link dev.memlife.internal.Checks}, the
- * argument checks and saturating time arithmetic of the builders. Every memlife package may use
+ * carries no compatibility promise. It holds {@link dev.memlife.internal.Checks}, the argument
+ * checks and saturating time arithmetic of the builders; {@link dev.memlife.internal.Deadline},
+ * every bounded wait on a ticker; {@link dev.memlife.internal.Threads}, the thread policy; {@link
+ * dev.memlife.internal.Failures}, what a caught throwable means; and {@link
+ * dev.memlife.internal.ThrottledLog}, warnings logged once per burst. Every memlife package may use
  * it; it depends on nothing of memlife's public API (only on the JDK), so no dependency cycle can
  * run through it.
  */
