@@ -78,7 +78,7 @@ public final class MemoryManager implements AutoCloseable {
     private record Shutdown(CompletableFuture<DrainReport> report, AtomicLong deadline,
             AtomicReference<DrainReport> beforeProviders) {}
 
-    /** A manager with every default of {@link Builder}. */
+    /** {@return a manager with every default of {@link Builder}} */
     public static MemoryManager create() {
         return builder().build();
     }
@@ -100,12 +100,12 @@ public final class MemoryManager implements AutoCloseable {
                 b.ticker, calls, warnings);
     }
 
-    /** A builder for a manager with settings other than the defaults. */
+    /** {@return a builder for a manager with settings other than the defaults} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** This manager's name, as it appears in thread names, logs and exceptions. */
+    /** {@return this manager's name, as it appears in thread names, logs and exceptions} */
     public String name() {
         return name;
     }
@@ -117,6 +117,7 @@ public final class MemoryManager implements AutoCloseable {
      * throws) is not registered. Its tools are indexed for {@link #handleToolCall}; a tool name
      * another provider already offers keeps the first provider and is logged.
      *
+     * @param provider the provider; its name must be unique in this manager
      * @return true if the provider was registered, false if it is not available
      * @throws NullPointerException if {@code provider} or its name is null
      * @throws IllegalArgumentException if its name is blank or another provider has the same name
@@ -150,7 +151,7 @@ public final class MemoryManager implements AutoCloseable {
         return true;
     }
 
-    /** The registered providers' names, in registration order. */
+    /** {@return the registered providers' names, in registration order} */
     public List<String> providerNames() {
         List<String> names = new ArrayList<>();
         for (RegisteredProvider p : providers) {
@@ -164,6 +165,7 @@ public final class MemoryManager implements AutoCloseable {
     /**
      * Calls every provider's {@link MemoryProvider#initialize} on this thread, in registration order.
      *
+     * @param sessionId the session the agent starts or resumes
      * @throws StoppedException if shutdown has begun
      */
     public void initializeAll(String sessionId) {
@@ -175,6 +177,8 @@ public final class MemoryManager implements AutoCloseable {
     /**
      * The providers' system-prompt blocks, in registration order, joined by blank lines; blank
      * blocks and failing providers are left out. Runs on this thread.
+     *
+     * @return the joined blocks; empty if there are none
      */
     public String buildSystemPrompt() {
         checkRunning("buildSystemPrompt");
@@ -194,6 +198,8 @@ public final class MemoryManager implements AutoCloseable {
      * still running then is interrupted and left out. An interrupt of the caller ends the wait
      * early, with the interrupt flag restored.
      *
+     * @param query what the turn asks, for the providers to recall against
+     * @param sessionId the session
      * @return the non-blank blocks in registration order, joined by blank lines
      */
     public String prefetchAll(String query, String sessionId) {
@@ -203,7 +209,7 @@ public final class MemoryManager implements AutoCloseable {
         return prefetcher.prefetch(List.of(providers), query, sessionId, prefetchTimeoutNanos);
     }
 
-    /** Every registered tool, first provider first; a duplicate tool name is listed once. */
+    /** {@return every registered tool, first provider first; a duplicate tool name is listed once} */
     public List<ToolSchema> toolSchemas() {
         return tools.schemas(providers);
     }
@@ -212,6 +218,9 @@ public final class MemoryManager implements AutoCloseable {
      * Routes a tool call to the provider that offers the tool, on this thread. If the provider
      * throws, the failure is logged and returned to the model as a JSON error object.
      *
+     * @param tool the tool's name, as in {@link #toolSchemas()}
+     * @param args the arguments the model passed
+     * @return the provider's answer, or a JSON error object if it threw
      * @throws IllegalArgumentException if no provider offers {@code tool}
      */
     public String handleToolCall(String tool, Map<String, Object> args) {
@@ -226,6 +235,7 @@ public final class MemoryManager implements AutoCloseable {
      * synchronously on this thread, in registration order, with an immutable copy of
      * {@code messages}. Waits for as long as the providers take.
      *
+     * @param messages the session's transcript
      * @throws NullPointerException if {@code messages} or one of its elements is null
      * @throws StoppedException if shutdown has begun: the providers can no longer extract
      */
@@ -237,7 +247,14 @@ public final class MemoryManager implements AutoCloseable {
 
     // ---- writes ----------------------------------------------------------------------------------
 
-    /** {@link #syncAll(String, String, String, List)} without the turn's messages. */
+    /**
+     * {@link #syncAll(String, String, String, List)} without the turn's messages.
+     *
+     * @param userContent what the user said
+     * @param assistantContent what the agent answered
+     * @param sessionId the session the turn belongs to
+     * @return as {@link #syncAll(String, String, String, List)}
+     */
     public boolean syncAll(String userContent, String assistantContent, String sessionId) {
         return enqueue(userContent, assistantContent, sessionId, List.of());
     }
@@ -249,6 +266,10 @@ public final class MemoryManager implements AutoCloseable {
      *
      * <p>Waits only when the queue is full, for at most the builder's enqueue timeout.
      *
+     * @param userContent what the user said; blank turns are counted, not written
+     * @param assistantContent what the agent answered
+     * @param sessionId the session the turn belongs to
+     * @param messages the turn's messages, copied; may be empty
      * @return true if the write was accepted; false if it was blank (counted as a blank turn, and
      *     logged when the assistant reply was not blank), or rejected because shutdown has begun
      *     (then it is counted in the {@link DrainReport} as rejected, and logged)
@@ -297,7 +318,7 @@ public final class MemoryManager implements AutoCloseable {
         return writer.flush(timeout == null ? 0 : Checks.saturatedNanos(timeout));
     }
 
-    /** Writes accepted but not yet handed to every provider: queued, or being written now. */
+    /** {@return writes accepted but not yet handed to every provider: queued, or being written now} */
     public long pendingWrites() {
         return writer.pending();
     }
@@ -318,6 +339,8 @@ public final class MemoryManager implements AutoCloseable {
      * Shuts the manager down with the builder's budgets: the queue drains until the drain timeout,
      * then the providers' {@code shutdown()} gets at most the provider-shutdown timeout; otherwise
      * as {@link #shutdownAll(Duration)}.
+     *
+     * @return what happened to every write this manager was handed
      */
     public DrainReport shutdownAll() {
         long reserve = providerShutdownTimeoutNanos;
@@ -346,6 +369,8 @@ public final class MemoryManager implements AutoCloseable {
      * the drain early (the remaining writes are abandoned) and the interrupt flag is restored.
      * Never throws but for a null argument.
      *
+     * @param timeout the whole shutdown's budget: the providers' {@code shutdown()} get at most a tenth
+     *     of it (and at most the provider-shutdown timeout), the queue the rest
      * @return what happened to every write this manager was handed
      */
     public DrainReport shutdownAll(Duration timeout) {
@@ -415,17 +440,17 @@ public final class MemoryManager implements AutoCloseable {
         }
     }
 
-    /** Whether {@link #shutdownAll} has been called. */
+    /** {@return whether {@link #shutdownAll} has been called} */
     public boolean isShutdown() {
         return shutdown.get() != null;
     }
 
-    /** Turns with blank user content handed to {@code syncAll} so far: not writes, never queued. */
+    /** {@return turns with blank user content handed to {@code syncAll} so far: not writes, never queued} */
     public long blankTurns() {
         return blankTurns.get();
     }
 
-    /** Writes rejected so far: after shutdown began, or on a full queue. */
+    /** {@return writes rejected so far: after shutdown began, or on a full queue} */
     public long rejectedWrites() {
         return writer.rejectedSoFar();
     }
@@ -490,7 +515,12 @@ public final class MemoryManager implements AutoCloseable {
 
         private Builder() {}
 
-        /** The manager's name in thread names, logs and errors; default a process-unique number. */
+        /**
+         * The manager's name in thread names, logs and errors; default a process-unique number.
+         *
+         * @param name the name; not blank
+         * @return this builder
+         */
         public Builder name(String name) {
             this.name = Checks.notBlank(name, "name");
             return this;
@@ -499,13 +529,21 @@ public final class MemoryManager implements AutoCloseable {
         /**
          * The deadline {@link MemoryManager#shutdownAll()} gives the whole queue to drain; default
          * 5 s. Zero abandons whatever is still queued at once.
+         *
+         * @param drainTimeout the queue's drain budget; zero or more
+         * @return this builder
          */
         public Builder drainTimeout(Duration drainTimeout) {
             this.drainTimeout = Checks.nonNegative(drainTimeout, "drainTimeout");
             return this;
         }
 
-        /** How many writes may wait in the queue; default {@value #DEFAULT_QUEUE_CAPACITY}. */
+        /**
+         * How many writes may wait in the queue; default {@value #DEFAULT_QUEUE_CAPACITY}.
+         *
+         * @param queueCapacity the capacity; at least 1
+         * @return this builder
+         */
         public Builder queueCapacity(int queueCapacity) {
             this.queueCapacity = Checks.atLeast(queueCapacity, 1, "queueCapacity");
             return this;
@@ -514,6 +552,9 @@ public final class MemoryManager implements AutoCloseable {
         /**
          * How long {@code syncAll} waits for space in a full queue before it throws {@link
          * QueueFullException}; default 1 s.
+         *
+         * @param enqueueTimeout the longest wait for space; zero or more
+         * @return this builder
          */
         public Builder enqueueTimeout(Duration enqueueTimeout) {
             this.enqueueTimeout = Checks.nonNegative(enqueueTimeout, "enqueueTimeout");
@@ -527,13 +568,21 @@ public final class MemoryManager implements AutoCloseable {
          * persisted 1.5 to 1.7 times as many writes within a 5 s shutdown budget at 1,024 as at 256,
          * because every commit rewrites each index page it touched. At the drain deadline the batch
          * in progress is reported as still running rather than abandoned.
+         *
+         * @param maxBatchSize the largest batch; at least 1
+         * @return this builder
          */
         public Builder maxBatchSize(int maxBatchSize) {
             this.maxBatchSize = Checks.atLeast(maxBatchSize, 1, "maxBatchSize");
             return this;
         }
 
-        /** How long {@code prefetchAll} waits for the providers; default 2 s. */
+        /**
+         * How long {@code prefetchAll} waits for the providers; default 2 s.
+         *
+         * @param prefetchTimeout the longest wait; positive
+         * @return this builder
+         */
         public Builder prefetchTimeout(Duration prefetchTimeout) {
             this.prefetchTimeout = Checks.positive(prefetchTimeout, "prefetchTimeout");
             return this;
@@ -542,6 +591,9 @@ public final class MemoryManager implements AutoCloseable {
         /**
          * How long shutdown waits for the providers' {@code shutdown()} calls together; default
          * 5 s.
+         *
+         * @param providerShutdownTimeout the longest wait; zero or more
+         * @return this builder
          */
         public Builder providerShutdownTimeout(Duration providerShutdownTimeout) {
             this.providerShutdownTimeout = Checks.nonNegative(providerShutdownTimeout, "providerShutdownTimeout");
@@ -553,6 +605,9 @@ public final class MemoryManager implements AutoCloseable {
          * {@code memlife-writer-<name>}, {@code memlife-prefetch-<name>-<n>} and {@code
          * memlife-shutdown-<name>-<n>}; a custom factory should make daemon threads too, so a
          * forgotten manager never keeps the JVM alive.
+         *
+         * @param threadFactory the factory of every thread the manager starts
+         * @return this builder
          */
         public Builder threadFactory(ThreadFactory threadFactory) {
             this.threadFactory = requireNonNull(threadFactory, "threadFactory");
@@ -563,13 +618,16 @@ public final class MemoryManager implements AutoCloseable {
          * The time source of every timeout the manager measures: the drain deadline, the flush, the
          * enqueue wait of a full queue, the prefetch and the providers' shutdown; default the system
          * ticker.
+         *
+         * @param ticker the time source
+         * @return this builder
          */
         public Builder ticker(Ticker ticker) {
             this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 
-        /** A new manager with these settings. */
+        /** {@return a new manager with these settings} */
         public MemoryManager build() {
             return new MemoryManager(this);
         }
