@@ -29,8 +29,9 @@ import java.util.function.Supplier;
  * lock-free list ({@link TurnQueue}); only the caller that finds the writer parked wakes it.
  * Shutdown closes the queue in the same word, so every write is either accepted before shutdown
  * began, or rejected and counted. A caller starts the writer thread <em>before</em> it reserves,
- * so an exception from {@code syncAll} always means that nothing was queued. Only a caller that
- * finds the queue full takes a lock, and reads the ticker.
+ * so an exception from {@code syncAll} always means that nothing was queued; only that caller (the
+ * first, or the first after the writer died) takes the start lock. Only a caller that finds the
+ * queue full takes {@link #waits}, and reads the ticker.
  *
  * <p><b>Progress is published per write.</b> The writer hands a <em>chunk</em> (one write, or a
  * run of writes for providers that take batches) to every provider of its route, then publishes

@@ -13,10 +13,13 @@ package dev.memlife.internal;
  *       provider's frames are gone, so the stack is usable again and what the provider allocated
  *       is garbage; if the heap is really exhausted, the next provider fails the same way and is
  *       counted the same way. The core's {@code ProviderCalls} is the one place that applies it.
- *   <li><b>Everywhere else, a {@link VirtualMachineError} is fatal</b> and goes on up ({@link
- *       #rethrowIfFatal}): a teardown listener, a session owner's commit. Whatever else they throw
- *       is logged or reported, and the work goes on.
+ *   <li><b>From any other code memlife calls, a {@link VirtualMachineError} is fatal</b> and goes
+ *       on up ({@link #rethrowIfFatal}): a teardown listener, a session owner's commit. Whatever
+ *       else they throw is logged or reported, and the work goes on.
  * </ol>
+ * A throwable that memlife only hands on to whoever waits for the work (a future, a failed
+ * component of a shutdown report) is handed on as it is, fatal or not. The JVM shutdown hook
+ * swallows everything: by then there is no one left to tell.
  */
 public final class Failures {
 

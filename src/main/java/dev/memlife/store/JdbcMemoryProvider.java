@@ -8,6 +8,7 @@ import dev.memlife.Message;
 import dev.memlife.Turn;
 import dev.memlife.internal.Checks;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
