@@ -15,6 +15,9 @@ public final class ManualTicker implements Ticker {
 
     private final AtomicLong nanos = new AtomicLong();
 
+    /** A ticker at zero, until the test advances it. */
+    public ManualTicker() {}
+
     @Override
     public long read() {
         return nanos.get();
