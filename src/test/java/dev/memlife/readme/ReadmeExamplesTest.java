@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
+import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
@@ -23,6 +24,24 @@ import org.junit.jupiter.api.Timeout;
 /** The README's examples, as written there, so the front door cannot drift from the code. */
 @Timeout(60)
 class ReadmeExamplesTest {
+
+    @Test
+    void theFirstScreensFiveLinesDeliverAndReportTheWrite() {
+        RecordingProvider myStore = new RecordingProvider("store");
+        String userText = "hi";
+        String assistantText = "hello";
+        String sessionId = "s-1";
+
+        MemoryManager memory = MemoryManager.builder().name("agent-42").build();
+        memory.addProvider(myStore);
+        memory.syncAll(userText, assistantText, sessionId);
+        DrainReport report = memory.shutdownAll();
+        System.out.println(report);
+
+        assertThat(myStore.turns()).hasSize(1);
+        assertThat(report.statusOf(myStore.turns().get(0).writeId())).isEqualTo(WriteStatus.DELIVERED);
+        assertThat(report.complete()).isTrue();
+    }
 
     @Test
     void theMemoryManagerExampleDeliversAndReports() {
