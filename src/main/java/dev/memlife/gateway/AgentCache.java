@@ -3,10 +3,12 @@ package dev.memlife.gateway;
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
+import dev.memlife.internal.Deadline;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The gateway's map of session key to agent, in least-recently-used order, with the lease counts
@@ -143,6 +145,37 @@ final class AgentCache {
         synchronized (lock) {
             e.leases--;
             e.lastUsedNanos = ticker.read();
+            if (e.leases == 0 && stopped) {
+                lock.notifyAll(); // a stop may be waiting for the last lease
+            }
+        }
+    }
+
+    /**
+     * For a stop: waits until none of {@code stopped} is leased, or the deadline passes. An
+     * interrupt ends the wait, with the flag restored.
+     *
+     * @return the keys of the entries still leased when the wait ended; empty if none is
+     */
+    List<String> awaitUnleased(List<Entry> stopped, Deadline deadline) {
+        synchronized (lock) {
+            while (true) {
+                List<String> leased = new ArrayList<>();
+                for (Entry e : stopped) {
+                    if (e.leases > 0) {
+                        leased.add(e.key);
+                    }
+                }
+                if (leased.isEmpty() || deadline.expired()) {
+                    return leased;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lock, deadline.sliceNanos());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return leased;
+                }
+            }
         }
     }
 

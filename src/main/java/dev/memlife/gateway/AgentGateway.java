@@ -33,9 +33,12 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li><b>Cleanup chokepoint.</b> Every path that ends a session's agent — {@link #reset}
- *       ({@code /reset}, {@code /new}, session expiry) and {@link #stop} — hard-closes it through
- *       one method, {@link AgentMemory#close() flush, extract, shut down}, on the housekeeping
- *       executor.
+ *       ({@code /reset}, {@code /new}, session expiry) — hard-closes it through one method,
+ *       {@link AgentMemory#close() flush, extract, shut down}, on the housekeeping executor.
+ *   <li><b>Stop</b> refuses new leases at once, waits (for at most half its budget) for the leases
+ *       already open, so the turns in flight are queued and flushed, then tears every agent down in
+ *       the {@linkplain Builder#stopMode stop mode}: a hard close by default, or a release that keeps
+ *       the conversations resumable for the next process.
  *   <li><b>Eviction</b> (LRU cap, idle TTL, {@link #evict}) is soft ({@link Builder#evictionMode})
  *       and runs on the housekeeping executor, never on the caller's thread; an agent under an
  *       open {@link AgentLease} (mid-turn) is never evicted.
@@ -64,6 +67,7 @@ public final class AgentGateway implements AutoCloseable {
 
     private final String name;
     private final TeardownMode evictionMode;
+    private final TeardownMode stopMode;
     private final Duration idleTtl;
     private final long sweepIntervalNanos;
     private final Duration resetTimeout;
@@ -80,6 +84,7 @@ public final class AgentGateway implements AutoCloseable {
     private AgentGateway(Builder b) {
         this.name = b.name;
         this.evictionMode = b.evictionMode;
+        this.stopMode = b.stopMode;
         this.idleTtl = b.idleTtl;
         this.sweepIntervalNanos = b.sweepInterval.toNanos();
         this.resetTimeout = b.resetTimeout;
@@ -296,7 +301,7 @@ public final class AgentGateway implements AutoCloseable {
             return stopReport.join();
         }
         try {
-            GatewayStopReport report = new GatewayStop(cache, housekeeping, e -> hardClose(e, "gateway stop"), timeout, ticker).run();
+            GatewayStopReport report = new GatewayStop(cache, housekeeping, e -> tearDown(e, stopMode, "gateway stop"), timeout, ticker).run();
             state.set(State.STOPPED);
             stopReport.complete(report);
             LOG.info("agent gateway stopped: {}", report);
@@ -321,8 +326,13 @@ public final class AgentGateway implements AutoCloseable {
      * housekeeping executor: flush, extract, shut down.
      */
     private CompletableFuture<TeardownResult> hardClose(AgentCache.Entry entry, String why) {
-        LOG.debug("closing agent {} of '{}' ({})", entry.agent, entry.key, why);
-        return entry.agent.tearDownAsync(TeardownMode.CLOSE, housekeeping);
+        return tearDown(entry, TeardownMode.CLOSE, why);
+    }
+
+    /** Claims the agent's teardown in {@code mode} on this thread and runs it on the housekeeping executor. */
+    private CompletableFuture<TeardownResult> tearDown(AgentCache.Entry entry, TeardownMode mode, String why) {
+        LOG.debug("tearing agent {} of '{}' down, {} ({})", entry.agent, entry.key, mode, why);
+        return entry.agent.tearDownAsync(mode, housekeeping);
     }
 
     /** Soft-tears-down an entry that already left the cache, off this thread, then clears its transcript. */
@@ -384,6 +394,7 @@ public final class AgentGateway implements AutoCloseable {
         private int housekeepingThreads = DEFAULT_HOUSEKEEPING_THREADS;
         private ThreadFactory threadFactory;
         private TeardownMode evictionMode = TeardownMode.COMMIT_THEN_RELEASE;
+        private TeardownMode stopMode = TeardownMode.CLOSE;
         private Ticker ticker = Ticker.system();
 
         private Builder() {}
@@ -494,6 +505,22 @@ public final class AgentGateway implements AutoCloseable {
                 throw new IllegalArgumentException("evictionMode must be RELEASE or COMMIT_THEN_RELEASE, was CLOSE");
             }
             this.evictionMode = evictionMode;
+            return this;
+        }
+
+        /**
+         * What {@link AgentGateway#stop} does to the agents it still caches. {@link TeardownMode#CLOSE}
+         * (the default) ends every conversation: flush, end-of-session extraction, shut down, as if
+         * each session had ended. {@link TeardownMode#RELEASE} keeps them resumable: flush and shut
+         * down, no extraction and no session end, so the next process (a rolling deploy's new
+         * replica) picks each conversation up where it was. {@link TeardownMode#COMMIT_THEN_RELEASE}
+         * extracts without marking the sessions ended.
+         *
+         * @param stopMode the teardown mode of a stop
+         * @return this builder
+         */
+        public Builder stopMode(TeardownMode stopMode) {
+            this.stopMode = requireNonNull(stopMode, "stopMode");
             return this;
         }
 

@@ -17,7 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One run of {@link AgentGateway#stop(Duration)}: stop the cache, hard-close every cached agent,
+ * One run of {@link AgentGateway#stop(Duration)}: stop the cache (no new lease from now on), wait
+ * for the leases already open to be released (for at most half the budget, so a request that never
+ * ends cannot take the teardowns' time), tear every cached agent down in the gateway's stop mode,
  * wait for them, then stop the housekeeping executor and wait for its remaining work, every step
  * under one shared deadline. Nothing is interrupted or cancelled: work still running at the
  * deadline goes on detached on its daemon thread, and is named in the report, so no teardown claim
@@ -29,23 +31,29 @@ final class GatewayStop {
 
     private final AgentCache cache;
     private final ThreadPoolExecutor housekeeping;
-    private final Consumer<AgentCache.Entry> hardClose;
+    private final Consumer<AgentCache.Entry> tearDown;
     private final Duration timeout;
     private final Deadline deadline;
 
-    GatewayStop(AgentCache cache, ThreadPoolExecutor housekeeping, Consumer<AgentCache.Entry> hardClose,
+    GatewayStop(AgentCache cache, ThreadPoolExecutor housekeeping, Consumer<AgentCache.Entry> tearDown,
             Duration timeout, Ticker ticker) {
         this.cache = cache;
         this.housekeeping = housekeeping;
-        this.hardClose = hardClose;
+        this.tearDown = tearDown;
         this.timeout = timeout;
         this.deadline = Deadline.after(ticker, timeout);
     }
 
     GatewayStopReport run() {
+        List<AgentCache.Entry> entries = cache.stop();
+        List<String> stillLeased = cache.awaitUnleased(entries, deadline.reserving(deadline.budget().dividedBy(2)));
+        if (!stillLeased.isEmpty()) {
+            LOG.warn("agent gateway stop: leases on {} still open after half the {} ms budget; tearing those agents "
+                    + "down anyway (what they accepted is flushed first)", stillLeased, timeout.toMillis());
+        }
         Map<String, AgentMemory> agents = new LinkedHashMap<>();
-        for (AgentCache.Entry e : cache.stop()) {
-            hardClose.accept(e);
+        for (AgentCache.Entry e : entries) {
+            tearDown.accept(e);
             agents.put(e.key, e.agent);
         }
         Map<String, TeardownResult> closed = new LinkedHashMap<>();
@@ -70,7 +78,8 @@ final class GatewayStop {
             LOG.warn("agent gateway stop: within {} ms, agents not closed: {}, failed: {}, housekeeping tasks left "
                     + "running: {}", timeout.toMillis(), notFinished, failed.keySet(), left);
         }
-        return new GatewayStopReport(closed, notFinished, failed, terminated, left, timeout, deadline.elapsed());
+        return new GatewayStopReport(stillLeased, closed, notFinished, failed, terminated, left, timeout,
+                deadline.elapsed());
     }
 
     /** The agent's teardown result, waiting in slices of the deadline so the gateway's ticker governs. */

@@ -12,6 +12,8 @@ import java.util.Map;
  * deadline, which were not, and whether the housekeeping executor finished its work. Immutable
  * and thread-safe.
  *
+ * @param stillLeased keys of the agents whose lease (a request in flight) was still open when the
+ *     stop stopped waiting for leases, at half its budget; they were torn down anyway
  * @param closed for each agent whose teardown finished in time: the result of the teardown that
  *     owned it
  * @param notFinished keys of the agents whose teardown had not finished at the deadline; it goes
@@ -24,13 +26,14 @@ import java.util.Map;
  * @param budget the shared deadline the stop had
  * @param elapsed how long the stop took
  */
-public record GatewayStopReport(Map<String, TeardownResult> closed, List<String> notFinished,
+public record GatewayStopReport(List<String> stillLeased, Map<String, TeardownResult> closed, List<String> notFinished,
         Map<String, Throwable> failed, boolean housekeepingTerminated, int housekeepingTasksLeft, Duration budget,
         Duration elapsed) {
 
     /**
      * Copies the collections; nothing may be null.
      *
+     * @param stillLeased keys of the agents whose lease was still open when the stop stopped waiting
      * @param closed for each agent whose teardown finished in time: the result of the teardown that
      *     owned it
      * @param notFinished keys of the agents whose teardown had not finished at the deadline; it goes
@@ -44,6 +47,7 @@ public record GatewayStopReport(Map<String, TeardownResult> closed, List<String>
      * @param elapsed how long the stop took
      */
     public GatewayStopReport {
+        stillLeased = List.copyOf(stillLeased);
         closed = Map.copyOf(closed);
         notFinished = List.copyOf(notFinished);
         failed = Map.copyOf(failed);
@@ -51,14 +55,18 @@ public record GatewayStopReport(Map<String, TeardownResult> closed, List<String>
         requireNonNull(elapsed, "elapsed");
     }
 
-    /** {@return true if every agent was closed, none failed, and the housekeeping executor terminated} */
+    /**
+     * {@return true if every lease was released in time, every agent was torn down, none failed, and
+     * the housekeeping executor terminated}
+     */
     public boolean complete() {
-        return notFinished.isEmpty() && failed.isEmpty() && housekeepingTerminated;
+        return stillLeased.isEmpty() && notFinished.isEmpty() && failed.isEmpty() && housekeepingTerminated;
     }
 
     @Override
     public String toString() {
-        return "GatewayStopReport[closed=" + closed.size() + ", notFinished=" + notFinished + ", failed="
+        return "GatewayStopReport[" + (stillLeased.isEmpty() ? "" : "stillLeased=" + stillLeased + ", ")
+                + "closed=" + closed.size() + ", notFinished=" + notFinished + ", failed="
                 + failed.keySet() + ", housekeepingTerminated=" + housekeepingTerminated
                 + (housekeepingTasksLeft == 0 ? "" : ", housekeepingTasksLeft=" + housekeepingTasksLeft)
                 + ", elapsed=" + elapsed.toMillis() + "ms of " + budget.toMillis() + "ms]";

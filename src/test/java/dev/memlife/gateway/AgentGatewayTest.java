@@ -82,6 +82,7 @@ class AgentGatewayTest {
         assertThatThrownBy(() -> b.housekeepingThreads(0)).hasMessage("housekeepingThreads must be at least 1, was 0");
         assertThatThrownBy(() -> b.evictionMode(TeardownMode.CLOSE)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> b.ticker(null)).isInstanceOf(NullPointerException.class).hasMessage("ticker");
+        assertThatThrownBy(() -> b.stopMode(null)).isInstanceOf(NullPointerException.class).hasMessage("stopMode");
     }
 
     @Test
@@ -284,6 +285,65 @@ class AgentGatewayTest {
             hanging.release();
         }
         await().atMost(WAIT).until(() -> hanging.count("shutdown") == 1);
+    }
+
+    @Test
+    void stopRefusesNewLeasesAtOnceAndWaitsForTheOpenOneSoTheTurnInFlightIsStored() {
+        RecordingProvider store = new RecordingProvider("store");
+        gateway.put("busy", agent(store));
+        AgentLease inFlight = gateway.acquire("busy", key -> agent(new RecordingProvider("unused")));
+
+        CompletableFuture<GatewayStopReport> stopping = CompletableFuture.supplyAsync(() -> gateway.stop(Duration.ofSeconds(30)));
+        await().atMost(WAIT).untilAsserted(() -> assertThatThrownBy(() -> gateway.acquire("new", key -> agent(
+                new RecordingProvider("late")))).isInstanceOf(StoppedException.class));
+        await().during(Duration.ofMillis(300)).atMost(WAIT).until(() -> !stopping.isDone());
+        assertThat(store.events()).as("nothing is torn down under an open lease").doesNotContain("shutdown");
+
+        assertThat(inFlight.agent().memory().syncAll("the last turn", "answered", "busy")).isTrue();
+        inFlight.close();
+        GatewayStopReport report = stopping.join();
+
+        assertThat(report.stillLeased()).isEmpty();
+        assertThat(report.complete()).as("%s", report).isTrue();
+        assertThat(report.closed()).containsOnlyKeys("busy");
+        assertThat(store.events()).containsExactly("sync:the last turn", "on_session_end", "shutdown");
+    }
+
+    @Test
+    void aLeaseNeverReleasedHoldsTheStopForHalfItsBudgetOnTheGatewaysTicker() {
+        RecordingProvider store = new RecordingProvider("store");
+        gateway.put("stuck", agent(store));
+        AgentLease neverClosed = gateway.acquire("stuck", key -> agent(new RecordingProvider("unused")));
+        neverClosed.agent().memory().syncAll("accepted", "before the stop", "stuck");
+
+        CompletableFuture<GatewayStopReport> stopping = CompletableFuture.supplyAsync(() -> gateway.stop(Duration.ofSeconds(10)));
+        await().during(Duration.ofMillis(300)).atMost(WAIT).until(() -> !stopping.isDone());
+        ticker.advance(Duration.ofSeconds(5)); // half the budget: the teardowns keep the other half
+        GatewayStopReport report = stopping.join();
+
+        assertThat(report.stillLeased()).containsExactly("stuck");
+        assertThat(report.complete()).isFalse();
+        assertThat(report.closed()).containsOnlyKeys("stuck");
+        assertThat(store.events()).as("torn down anyway, its accepted write flushed first")
+                .containsExactly("sync:accepted", "on_session_end", "shutdown");
+    }
+
+    @Test
+    void aReleaseStopKeepsEveryConversationResumable() {
+        gateway = AgentGateway.builder().ticker(ticker).stopMode(TeardownMode.RELEASE).build();
+        RecordingProvider store = new RecordingProvider("store");
+        gateway.put("chat:1", agent(store));
+        try (AgentLease lease = gateway.acquire("chat:1", key -> agent(new RecordingProvider("unused")))) {
+            lease.agent().memory().syncAll("u", "a", "chat:1");
+        }
+
+        GatewayStopReport report = gateway.stop();
+
+        assertThat(report.complete()).isTrue();
+        assertThat(report.closed().get("chat:1").owner()).isEqualTo(TeardownMode.RELEASE);
+        assertThat(report.closed().get("chat:1").extraction()).isEqualTo(Extraction.NOT_RUN);
+        assertThat(store.events()).as("flushed and shut down; no extraction, no session end")
+                .containsExactly("sync:u", "shutdown");
     }
 
     @Test
