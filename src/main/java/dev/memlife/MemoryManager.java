@@ -113,35 +113,62 @@ public final class MemoryManager implements AutoCloseable {
     // ---- registration ------------------------------------------------------------------------
 
     /**
-     * Registers a provider. A provider whose {@link MemoryProvider#isAvailable()} is false (or
-     * throws) is not registered. Its tools are indexed for {@link #handleToolCall}; a tool name
-     * another provider already offers keeps the first provider and is logged.
+     * Registers a provider this manager <em>owns</em>: the manager's shutdown shuts it down. A
+     * provider whose {@link MemoryProvider#isAvailable()} is false (or throws) is not registered.
+     * Its tools are indexed for {@link #handleToolCall}; a tool name another provider already offers
+     * keeps the first provider and is logged. A provider instance has one owner at a time: to share
+     * one (a store the application built for many agents), register it with {@link #useProvider}.
      *
      * @param provider the provider; its name must be unique in this manager
      * @return true if the provider was registered, false if it is not available
      * @throws NullPointerException if {@code provider} or its name is null
-     * @throws IllegalArgumentException if its name is blank or another provider has the same name
+     * @throws IllegalArgumentException if its name is blank, another provider of this manager has
+     *     the same name, or another manager owns this instance (it would shut it down under this one)
      * @throws StoppedException if shutdown has begun
      */
     public boolean addProvider(MemoryProvider provider) {
+        return register(provider, true);
+    }
+
+    /**
+     * Registers a provider this manager <em>uses</em> but does not own, such as one store shared by
+     * every agent of a service: its hooks run exactly as an owned provider's do, but the manager's
+     * shutdown does not shut it down; it only stops calling it. Its lifecycle is the application's:
+     * shut it down (or {@code close()} it) once every manager that uses it is shut down.
+     *
+     * @param provider the shared provider; its name must be unique in this manager
+     * @return true if the provider was registered, false if it is not available
+     * @throws NullPointerException if {@code provider} or its name is null
+     * @throws IllegalArgumentException if its name is blank or another provider of this manager has
+     *     the same name
+     * @throws StoppedException if shutdown has begun
+     */
+    public boolean useProvider(MemoryProvider provider) {
+        return register(provider, false);
+    }
+
+    private boolean register(MemoryProvider provider, boolean owned) {
         requireNonNull(provider, "provider");
         String providerName = requireNonNull(provider.name(), "provider.name()");
         if (providerName.isBlank()) {
             throw new IllegalArgumentException("provider name must not be blank: " + provider);
         }
-        RegisteredProvider registered = new RegisteredProvider(provider, providerName);
+        RegisteredProvider registered = new RegisteredProvider(provider, providerName, owned);
         if (!Boolean.TRUE.equals(calls.unregistered(registered, "isAvailable", provider::isAvailable, false))) {
             LOG.info("memory provider '{}' is not available; not registered with manager '{}'", providerName, name);
             return false;
         }
         List<ToolSchema> offered = calls.unregistered(registered, "toolSchemas", provider::toolSchemas, List.of());
         synchronized (registration) {
-            checkRunning("addProvider");
+            checkRunning(owned ? "addProvider" : "useProvider");
             for (RegisteredProvider p : providers) {
                 if (p.name.equals(providerName)) {
                     throw new IllegalArgumentException("a memory provider named '" + providerName
                             + "' is already registered with manager '" + name + "'");
                 }
+            }
+            if (owned) {
+                ProviderOwners.claim(provider, providerName, this);
             }
             tools.register(registered, offered);
             RegisteredProvider[] next = Arrays.copyOf(providers, providers.length + 1);
@@ -412,8 +439,8 @@ public final class MemoryManager implements AutoCloseable {
         }
         prefetcher.shutdown();
         List<RegisteredProvider> all = List.of(providers);
-        List<String> names = providerNames();
-        shutdown.beforeProviders.set(report(outcome, all, names, List.of(), drainTimeout, start));
+        List<String> owned = all.stream().filter(p -> p.owned).map(p -> p.name).toList();
+        shutdown.beforeProviders.set(report(outcome, all, owned, List.of(), drainTimeout, start));
         long left = Math.max(0, shutdown.deadline.get() - ticker.read());
         ProviderShutdown.Result shut = new ProviderShutdown(this, name, calls, warnings).run(all,
                 Threads.numbered("memlife-shutdown-" + name).orUser(threadFactory),

@@ -9,8 +9,10 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration order,
- * and never while a hook of that provider may still run.
+ * Calls every owned provider's {@link MemoryProvider#shutdown()} once, in reverse registration
+ * order, and never while a hook of that provider may still run. A provider the manager only uses
+ * ({@link MemoryManager#useProvider}) is not shut down: its gate closes, so this manager calls it
+ * no more, and the application shuts it down when it is done with it.
  *
  * <p>First it closes every provider's {@link ProviderGate gate}, so no hook starts on any of them
  * from then on. A provider whose gate is held (a write still running on the writer, an extraction
@@ -30,13 +32,13 @@ final class ProviderShutdown {
     /** The manager whose provider's {@code shutdown()} this thread is inside, if any. */
     private static final ThreadLocal<Object> INSIDE = new ThreadLocal<>();
 
-    private final Object manager;
+    private final MemoryManager manager;
     private final String managerName;
     private final ProviderCalls calls;
     private final ThrottledLog warnings;
 
     /** The providers' shutdown for {@code manager}, whose calls and warnings these are. */
-    ProviderShutdown(Object manager, String managerName, ProviderCalls calls, ThrottledLog warnings) {
+    ProviderShutdown(MemoryManager manager, String managerName, ProviderCalls calls, ThrottledLog warnings) {
         this.manager = manager;
         this.managerName = managerName;
         this.calls = calls;
@@ -55,6 +57,10 @@ final class ProviderShutdown {
         List<RegisteredProvider> now = new ArrayList<>();
         List<String> later = new ArrayList<>();
         for (RegisteredProvider p : order) {
+            if (!p.owned) {
+                p.gate.close(() -> { }); // used, not owned: this manager stops calling it, and that is all
+                continue;
+            }
             if (p.gate.close(() -> shutDown(p, true))) {
                 now.add(p);
             } else {
@@ -117,6 +123,7 @@ final class ProviderShutdown {
             calls.shutdown(p, late);
         } finally {
             INSIDE.set(outer);
+            ProviderOwners.release(p.provider, manager);
         }
     }
 }

@@ -9,6 +9,12 @@ final class RegisteredProvider {
 
     final MemoryProvider provider;
     final String name;
+    /**
+     * True for a provider the manager owns ({@link MemoryManager#addProvider}): the manager's
+     * shutdown shuts it down. False for one it only uses ({@link MemoryManager#useProvider}), whose
+     * lifecycle is the application's.
+     */
+    final boolean owned;
     /** True when the provider overrides {@link MemoryProvider#syncBatch}; then it gets batches. */
     final boolean writesBatches;
     /** Writes this provider threw on; updated by the writer thread, read by reports. */
@@ -18,9 +24,10 @@ final class RegisteredProvider {
     /** Keeps this provider's hooks and its shutdown apart. */
     final ProviderGate gate = new ProviderGate();
 
-    RegisteredProvider(MemoryProvider provider, String name) {
+    RegisteredProvider(MemoryProvider provider, String name, boolean owned) {
         this.provider = provider;
         this.name = name;
+        this.owned = owned;
         this.writesBatches = overridesSyncBatch(provider.getClass());
     }
 

@@ -43,7 +43,7 @@ public class WriterLincheckTest {
     static final int SCALE = Math.max(1, Integer.getInteger("memlife.lincheck.scale", 1));
 
     private final Ledger ledger = new Ledger();
-    private final RegisteredProvider[] route = {new RegisteredProvider(new Recorder(ledger), "recorder")};
+    private final RegisteredProvider[] route = {new RegisteredProvider(new Recorder(ledger), "recorder", true)};
     private final ThrottledLog quiet = new ThrottledLog(NOPLogger.NOP_LOGGER);
     private final Writer writer = new Writer("lincheck", "w", CAPACITY, 2, Writer.BY_HAND, () -> 0L, quiet,
             new ProviderCalls("lincheck", quiet), () -> route);

@@ -143,6 +143,60 @@ abstract class JdbcMemoryProviderContract {
     }
 
     @Test
+    void oneStoreSharedByManyManagersStoresEveryWriteOnceAndOutlivesThem() throws Exception {
+        ObservedDataSource db = new ObservedDataSource(dataSource());
+        JdbcMemoryProvider store = provider(JdbcMemoryProvider.builder(db));
+        int managers = 20;
+        int turnsEach = 5;
+        List<MemoryManager> all = new ArrayList<>();
+        for (int m = 0; m < managers; m++) {
+            MemoryManager memory = MemoryManager.builder().name("agent-" + m).build();
+            assertThat(memory.useProvider(store)).isTrue();
+            all.add(memory);
+        }
+        CountDownLatch go = new CountDownLatch(1);
+        List<CompletableFuture<Void>> writers = new ArrayList<>();
+        for (int m = 0; m < managers; m++) {
+            MemoryManager memory = all.get(m);
+            String session = "s-" + m;
+            writers.add(CompletableFuture.runAsync(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                for (int t = 0; t < turnsEach; t++) {
+                    assertThat(memory.syncAll("turn " + t, "a", session)).isTrue();
+                }
+            }));
+        }
+        go.countDown();
+        CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+
+        List<String> delivered = new ArrayList<>();
+        for (MemoryManager memory : all) {
+            DrainReport report = memory.shutdownAll();
+            assertThat(report.delivered()).as("%s", report).isEqualTo(turnsEach);
+            assertThat(report.providersNotShutDown()).isEmpty();
+            for (int m = 0; m < managers; m++) {
+                for (StoredTurn t : store.turns("s-" + m)) {
+                    if (report.statusOf(t.writeId()) == dev.memlife.WriteStatus.DELIVERED) {
+                        delivered.add(t.writeId());
+                    }
+                }
+            }
+        }
+        assertThat(delivered).as("every write, by id, stored once").hasSize(managers * turnsEach)
+                .doesNotHaveDuplicates();
+        assertThat(store.countTurns()).isEqualTo(managers * turnsEach);
+        assertThat(db.openConnections()).as("the store's own two connections, whatever the number of managers")
+                .isEqualTo(2);
+
+        store.close(); // the application's to close, once every manager is done with it
+        assertThat(db.openConnections()).isZero();
+    }
+
+    @Test
     void aBatchIsAllOrNothing() throws Exception {
         JdbcMemoryProvider store = provider(urlBuilder().retryAttempts(1));
         rejectUserContent(prefix, "poison");
