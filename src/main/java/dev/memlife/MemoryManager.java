@@ -91,7 +91,7 @@ public final class MemoryManager implements AutoCloseable {
         this.prefetchTimeoutNanos = b.prefetchTimeout.toNanos();
         this.providerShutdownTimeoutNanos = b.providerShutdownTimeout.toNanos();
         this.threadFactory = b.threadFactory;
-        this.calls = new ProviderCalls(name, warnings);
+        this.calls = new ProviderCalls(name);
         this.tools = new ToolRouter(name, calls);
         this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
                 Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, calls,

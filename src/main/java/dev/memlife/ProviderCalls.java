@@ -1,7 +1,6 @@
 package dev.memlife;
 
 import dev.memlife.internal.Failures;
-import dev.memlife.internal.ThrottledLog;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -44,11 +43,9 @@ final class ProviderCalls {
     private static final String NEXT_IS_CALLED = "; the next provider is still called";
 
     private final String managerName;
-    private final ThrottledLog warnings;
 
-    ProviderCalls(String managerName, ThrottledLog warnings) {
+    ProviderCalls(String managerName) {
         this.managerName = managerName;
-        this.warnings = warnings;
     }
 
     // ---- the writer --------------------------------------------------------------------------
@@ -79,7 +76,7 @@ final class ProviderCalls {
             } catch (Throwable t) {
                 ok = false;
                 p.failedWrites.addAndGet(to - from);
-                failed(p.name, "write", "on " + describe(batch, from, to) + "; the next provider still gets it", t);
+                failed(p, "write", "on " + describe(batch, from, to) + "; the next provider still gets it", t);
             }
             if (Thread.interrupted()) {
                 interruptCleared(p, "the writer thread's interrupt flag set");
@@ -184,7 +181,7 @@ final class ProviderCalls {
         try {
             return body.get();
         } catch (Throwable t) { // the provider's failure, whatever it is: see Failures
-            failed(p.name, hook, "in " + hook + note, t);
+            failed(p, hook, "in " + hook + note, t);
             return onFailure.apply(t);
         } finally {
             if (clear && Thread.interrupted()) {
@@ -195,14 +192,18 @@ final class ProviderCalls {
 
     // ---- reporting -----------------------------------------------------------------------------
 
-    private void failed(String provider, String hook, String how, Throwable t) {
-        warnings.warn(managerName + "/" + provider + "/" + hook, "memory provider '" + provider + "' of manager '"
-                + managerName + "' failed " + how, t);
+    /**
+     * Logged through the provider instance's own throttle, which every manager that registers it
+     * shares, so a failure burst of a shared store is one line, not one per manager.
+     */
+    private void failed(RegisteredProvider p, String hook, String how, Throwable t) {
+        p.warnings.warn(p.name + "/" + hook, "memory provider '" + p.name + "' of manager '" + managerName
+                + "' failed " + how, t);
     }
 
     private void interruptCleared(RegisteredProvider p, String what) {
         p.interruptsCleared.incrementAndGet();
-        warnings.warn(managerName + "/" + p.name + "/interrupt", "memory provider '" + p.name + "' of manager '"
+        p.warnings.warn(p.name + "/interrupt", "memory provider '" + p.name + "' of manager '"
                 + managerName + "' left " + what + "; cleared", null);
     }
 }

@@ -1,11 +1,23 @@
 package dev.memlife;
 
+import dev.memlife.internal.ThrottledLog;
 import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.WeakHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A provider as the manager holds it: whether it writes batches, its counts, and its gate. */
 final class RegisteredProvider {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MemoryManager.class);
+    /**
+     * Each provider instance's throttle; weak keys, so a provider no manager holds any more is
+     * forgotten. Guarded by itself.
+     */
+    private static final Map<MemoryProvider, ThrottledLog> WARNINGS = new WeakHashMap<>();
 
     final MemoryProvider provider;
     final String name;
@@ -21,6 +33,12 @@ final class RegisteredProvider {
     final AtomicLong failedWrites = new AtomicLong();
     /** Times this provider returned to the writer with the thread's interrupt flag set (then cleared). */
     final AtomicLong interruptsCleared = new AtomicLong();
+    /**
+     * The throttle of this provider <em>instance</em>'s warnings, shared by every manager that
+     * registers it: during an outage of a store that many agents share, a burst of failures is
+     * logged once, not once per manager.
+     */
+    final ThrottledLog warnings;
     /** Keeps this provider's hooks and its shutdown apart. */
     final ProviderGate gate = new ProviderGate();
 
@@ -28,7 +46,19 @@ final class RegisteredProvider {
         this.provider = provider;
         this.name = name;
         this.owned = owned;
+        this.warnings = warningsOf(provider);
         this.writesBatches = overridesSyncBatch(provider.getClass());
+    }
+
+    /** The shared throttle of {@code provider}; a private one if its {@code hashCode} or {@code equals} throws. */
+    private static ThrottledLog warningsOf(MemoryProvider provider) {
+        try {
+            synchronized (WARNINGS) {
+                return WARNINGS.computeIfAbsent(provider, p -> new ThrottledLog(LOG));
+            }
+        } catch (RuntimeException e) {
+            return new ThrottledLog(LOG);
+        }
     }
 
     private static boolean overridesSyncBatch(Class<?> type) {

@@ -9,6 +9,8 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.Hook;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,6 +54,25 @@ class FailureLoggingTest {
                     assertThat(e.getFormattedMessage()).contains("'noisy'").contains("the next provider still gets it");
                     assertThat(e.getThrowableProxy().getMessage()).contains("fails in SYNC_TURN on purpose");
                 });
+    }
+
+    @Test
+    void aFailureBurstOfOneSharedStoreIsOneLineNotOnePerManager() {
+        FailingProvider shared = new FailingProvider("shared-store", Hook.SYNC_TURN);
+        List<String> failedIds = new ArrayList<>();
+        for (int m = 0; m < 30; m++) {
+            MemoryManager memory = MemoryManager.builder().name("agent-" + m).build();
+            memory.useProvider(shared);
+            memory.syncAll("u", "a", "s-" + m);
+            DrainReport report = memory.shutdownAll();
+            assertThat(report.failed()).isEqualTo(1);
+            failedIds.addAll(report.failedWriteIds());
+        }
+
+        assertThat(failedIds).hasSize(30).doesNotHaveDuplicates();
+        assertThat(captured.list).filteredOn(e -> e.getFormattedMessage().contains("'shared-store'"))
+                .as("one line for the burst, whichever manager met it first").singleElement()
+                .satisfies(e -> assertThat(e.getFormattedMessage()).contains("'agent-0'"));
     }
 
     @Test
