@@ -6,7 +6,7 @@
  * every bounded wait on a ticker; {@link dev.memlife.internal.Threads}, the thread policy; {@link
  * dev.memlife.internal.Failures}, what a caught throwable means; and {@link
  * dev.memlife.internal.ThrottledLog}, warnings logged once per burst. Every memlife package may use
- * it; it depends on nothing of memlife's public API (only on the JDK), so no dependency cycle can
- * run through it.
+ * it. It depends on the JDK, SLF4J and one type of the core, {@link dev.memlife.Ticker} (an
+ * interface that depends on nothing), so no dependency cycle can run through it.
  */
 package dev.memlife.internal;
