@@ -95,7 +95,7 @@ final class GatewayStop {
     private boolean awaitHousekeeping() {
         try {
             while (!housekeeping.awaitTermination(slice(), TimeUnit.NANOSECONDS)) {
-                if (deadline.expired()) {
+                if (deadline.expired() || Thread.currentThread().isInterrupted()) {
                     return housekeeping.isTerminated();
                 }
             }

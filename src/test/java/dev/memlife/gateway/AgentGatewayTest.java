@@ -347,6 +347,25 @@ class AgentGatewayTest {
     }
 
     @Test
+    void anInterruptedStopReturnsAtOnceWithTheFlagStillSet() {
+        HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
+        gateway.put("hung", agent(hanging));
+        GatewayStopReport report;
+        try {
+            Thread.currentThread().interrupt();
+            report = gateway.stop(Duration.ofSeconds(30)); // the ticker never moves: only the interrupt ends it
+            assertThat(Thread.currentThread().isInterrupted()).as("the flag is restored").isTrue();
+        } finally {
+            Thread.interrupted();
+            hanging.release();
+        }
+
+        assertThat(report.complete()).isFalse();
+        assertThat(report.closed()).doesNotContainKey("hung");
+        await().atMost(WAIT).until(() -> hanging.count("shutdown") == 1);
+    }
+
+    @Test
     void stopWaitsForResetsStillRunningInTheBackground() {
         HangingProvider hanging = new HangingProvider("hang", Hook.ON_SESSION_END);
         gateway = AgentGateway.builder().ticker(ticker).resetTimeout(Duration.ofMillis(20)).build();
