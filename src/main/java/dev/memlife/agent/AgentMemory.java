@@ -295,7 +295,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
             checkOpen("commitSession");
             List<Message> snapshot = transcript();
             flush("commitSession");
-            Extraction extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, Deadline.afterNanos(ticker, extractionTimeoutNanos));
+            Extraction extraction = extract(snapshot);
             switch (extraction) {
                 case COMPLETED:
                     return;
@@ -336,7 +336,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
                 Extraction extraction = Extraction.NOT_RUN;
                 if (mode.extracts()) {
                     phase(mode, Phase.EXTRACT);
-                    extraction = BoundedExtraction.run(manager, snapshot, extractionThreads, Deadline.afterNanos(ticker, extractionTimeoutNanos));
+                    extraction = extract(snapshot);
                 }
                 phase(mode, Phase.SHUTDOWN);
                 result = TeardownResult.ran(name(), mode, flushed, extraction, manager.shutdownAll());
@@ -367,6 +367,11 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
                     + "manager's drain takes over", name(), what, flushTimeout.toMillis(), manager.pendingWrites());
         }
         return flushed;
+    }
+
+    /** End-of-session extraction over {@code snapshot}, bounded by the extraction timeout on the agent's ticker. */
+    private Extraction extract(List<Message> snapshot) {
+        return BoundedExtraction.run(manager, snapshot, extractionThreads, Deadline.afterNanos(ticker, extractionTimeoutNanos));
     }
 
     /** Takes the commit lock, waiting at most flush + extraction timeouts; false if not taken. */
