@@ -2,9 +2,9 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.internal.Checks;
+import dev.memlife.Ticker;
+import dev.memlife.internal.Deadline;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The handle {@link SessionCommitTracker#commitInBackground} returns at once: whether a commit
@@ -30,11 +30,14 @@ public final class BackgroundCommit {
     private final Status status;
     private final String sessionId;
     private final Thread worker;
+    /** The tracker's ticker, which {@link #awaitDone} measures its timeout on. */
+    private final Ticker ticker;
 
-    BackgroundCommit(Status status, String sessionId, Thread worker) {
+    BackgroundCommit(Status status, String sessionId, Thread worker, Ticker ticker) {
         this.status = requireNonNull(status, "status");
         this.sessionId = sessionId;
         this.worker = worker;
+        this.ticker = ticker;
     }
 
     /** {@return whether a worker was started} */
@@ -49,7 +52,8 @@ public final class BackgroundCommit {
 
     /**
      * Waits until the worker has finished (committed, failed or given up) and unregistered itself,
-     * for at most {@code timeout}. Returns at once when no worker was started.
+     * for at most {@code timeout}, measured on the tracker's ticker. Returns at once when no worker
+     * was started.
      *
      * @param timeout the longest wait
      * @return true when no worker is running any more; false on timeout, or on interrupt (the
@@ -61,12 +65,11 @@ public final class BackgroundCommit {
             return true;
         }
         try {
-            TimeUnit.NANOSECONDS.timedJoin(worker, Checks.saturatedNanos(timeout));
+            return Deadline.after(ticker, timeout).join(worker);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
         }
-        return !worker.isAlive();
     }
 
     /** The worker thread, if one was started; for tests in this package. */

@@ -208,16 +208,16 @@ public final class SessionCommitTracker implements AutoCloseable {
     public BackgroundCommit commitInBackground(String sessionId, SessionCommitter owner) {
         requireNonNull(owner, "owner");
         if (!hasUncommittedWork(sessionId)) {
-            return new BackgroundCommit(BackgroundCommit.Status.NOTHING_TO_COMMIT, sessionId, null);
+            return new BackgroundCommit(BackgroundCommit.Status.NOTHING_TO_COMMIT, sessionId, null, ticker);
         }
         Thread worker = threads("memlife-commit-" + sessionId).newThread(() -> runBackgroundCommit(sessionId, owner));
         switch (background.register(worker)) {
             case ACCEPTED:
                 break;
             case DRAINING:
-                return new BackgroundCommit(BackgroundCommit.Status.REFUSED_DRAINING, sessionId, null);
+                return new BackgroundCommit(BackgroundCommit.Status.REFUSED_DRAINING, sessionId, null, ticker);
             case FULL:
-                return new BackgroundCommit(BackgroundCommit.Status.REFUSED_FULL, sessionId, null);
+                return new BackgroundCommit(BackgroundCommit.Status.REFUSED_FULL, sessionId, null, ticker);
             default:
                 throw new IllegalStateException("unknown registration outcome for " + worker);
         }
@@ -227,7 +227,7 @@ public final class SessionCommitTracker implements AutoCloseable {
             background.unregister(worker);
             throw t;
         }
-        return new BackgroundCommit(BackgroundCommit.Status.STARTED, sessionId, worker);
+        return new BackgroundCommit(BackgroundCommit.Status.STARTED, sessionId, worker, ticker);
     }
 
     private void runBackgroundCommit(String sessionId, SessionCommitter owner) {
