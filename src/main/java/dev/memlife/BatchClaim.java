@@ -41,6 +41,17 @@ final class BatchClaim {
         current = batch;
     }
 
+    /**
+     * Under the lock: a retiring writer takes its list away, unless a new writer installed its
+     * own. Every write the retiring writer claimed is finished, so the counts ({@code finished -
+     * base == started}) describe an empty batch as well as the old one.
+     */
+    void uninstall(List<Turn> batch) {
+        if (current == batch) {
+            current = NO_BATCH;
+        }
+    }
+
     /** Under the lock: whether a writer installed its list. */
     boolean installed() {
         return current != NO_BATCH;

@@ -94,8 +94,8 @@ public final class MemoryManager implements AutoCloseable {
         this.calls = new ProviderCalls(name);
         this.tools = new ToolRouter(name, calls);
         this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
-                Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, calls,
-                () -> providers);
+                Checks.saturatedNanos(b.writerKeepAlive), Threads.named("memlife-writer-" + name).orUser(threadFactory),
+                b.ticker, warnings, calls, () -> providers);
         this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
                 b.ticker, calls, warnings);
     }
@@ -529,6 +529,8 @@ public final class MemoryManager implements AutoCloseable {
         public static final Duration DEFAULT_PREFETCH_TIMEOUT = Duration.ofSeconds(2);
         /** Default time shutdown waits for the providers' {@code shutdown()}. */
         public static final Duration DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
+        /** Default time an idle writer thread waits for a write before it exits. */
+        public static final Duration DEFAULT_WRITER_KEEP_ALIVE = Duration.ofSeconds(1);
 
         private String name;
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
@@ -537,6 +539,7 @@ public final class MemoryManager implements AutoCloseable {
         private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
         private Duration prefetchTimeout = DEFAULT_PREFETCH_TIMEOUT;
         private Duration providerShutdownTimeout = DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT;
+        private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
         private ThreadFactory threadFactory;
         private Ticker ticker = Ticker.system();
 
@@ -628,10 +631,27 @@ public final class MemoryManager implements AutoCloseable {
         }
 
         /**
+         * How long the writer thread waits for a write, idle, before it exits; default 1 s. The next
+         * write starts a new writer thread (tens of microseconds), so a manager that is idle, like
+         * most of a service's cached agents at any moment, holds no thread. Measured on the real
+         * clock, as a thread pool's keep-alive, whatever the {@link #ticker}. Zero: the writer exits
+         * as soon as the queue is empty, after a few microseconds of spinning.
+         *
+         * @param writerKeepAlive the idle time before the writer thread exits; zero or more
+         * @return this builder
+         */
+        public Builder writerKeepAlive(Duration writerKeepAlive) {
+            this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
+            return this;
+        }
+
+        /**
          * Makes the writer, prefetch and shutdown threads. By default they are daemon threads named
          * {@code memlife-writer-<name>}, {@code memlife-prefetch-<name>-<n>} and {@code
          * memlife-shutdown-<name>-<n>}; a custom factory should make daemon threads too, so a
-         * forgotten manager never keeps the JVM alive.
+         * forgotten manager never keeps the JVM alive. On Java 21 and later a factory of virtual
+         * threads ({@code Thread.ofVirtual().factory()}) works: the writer then holds no platform
+         * thread even while it writes.
          *
          * @param threadFactory the factory of every thread the manager starts
          * @return this builder

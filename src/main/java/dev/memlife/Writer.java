@@ -44,7 +44,8 @@ import java.util.function.Supplier;
  * <p><b>Four locks, and the order they are taken in.</b>
  * <ul>
  *   <li>The <em>start lock</em> ({@code WriteLoop.startLock}) guards starting the writer thread
- *       and forgetting a dead one. The user's thread factory runs under it; nothing else does.
+ *       and forgetting a dead or retired one ({@link WriteLoop}: an idle writer gives its thread
+ *       up after its keep-alive). The user's thread factory runs under it; nothing else does.
  *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue and
  *       the batch in progress. The writer holds it while it takes a batch; the drain, while it
  *       claims what the writer has not started and takes its snapshot.
@@ -145,8 +146,8 @@ final class Writer {
     /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
 
-    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, Threads threads, Ticker ticker,
-            ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
+    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, long keepAliveNanos, Threads threads,
+            Ticker ticker, ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
         this.ticker = ticker;
@@ -156,7 +157,7 @@ final class Writer {
         this.claim = new BatchClaim();
         this.abandoned = new WriteIds.Builder(idPrefix);
         this.loop = new WriteLoop(this, managerName, queue, claim, progress, calls, warnings, threads, maxBatchSize,
-                providers);
+                keepAliveNanos, providers);
     }
 
     // ---- callers ---------------------------------------------------------------------------

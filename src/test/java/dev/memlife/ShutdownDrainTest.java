@@ -348,7 +348,7 @@ class ShutdownDrainTest {
     @Test
     void aWriteWhoseCallerDiedBetweenReservingAndLinkingCannotHangTheDrain() {
         ThrottledLog warnings = new ThrottledLog(LoggerFactory.getLogger(ShutdownDrainTest.class));
-        Writer writer = new Writer("dying-caller", "p", 10, 16, Threads.named("dying-caller-writer"),
+        Writer writer = new Writer("dying-caller", "p", 10, 16, Long.MAX_VALUE, Threads.named("dying-caller-writer"),
                 Ticker.system(), warnings, new ProviderCalls("dying-caller"), () -> new RegisteredProvider[0]);
         assertThat(writer.enqueue("s", "u", "linked", List.of(), new RegisteredProvider[0], 0)).isTrue();
         assertThat(writer.queue().reserve()).as("a caller reserves the second write and dies").isEqualTo(2);
