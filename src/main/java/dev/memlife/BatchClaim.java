@@ -68,6 +68,15 @@ final class BatchClaim {
         started.set(0);
     }
 
+    /**
+     * Under the lock: the first write of the batch that was not finished when {@code finished}
+     * writes were; null if the batch holds none.
+     */
+    Turn firstUnfinished(long finished) {
+        long i = finished - base;
+        return i >= 0 && i < current.size() ? current.get((int) i) : null;
+    }
+
     /** Claims {@code current[from, to)} for the writer; false if the rest was claimed by the drain. */
     boolean claim(int from, int to) {
         return started.compareAndSet(from, to);

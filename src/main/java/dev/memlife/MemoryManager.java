@@ -345,6 +345,17 @@ public final class MemoryManager implements AutoCloseable {
         return writer.flush(timeout == null ? 0 : Checks.saturatedNanos(timeout));
     }
 
+    /**
+     * The write path's figures now: writes accepted, delivered, failed, abandoned and rejected,
+     * the queue depth and its oldest write's age, batches and their sizes, flush waits. Cheap
+     * enough to poll (a metrics scrape); nothing is added to {@code syncAll} to keep them.
+     *
+     * @return a snapshot of this manager's figures
+     */
+    public WriteFigures figures() {
+        return writer.figures();
+    }
+
     /** {@return writes accepted but not yet handed to every provider: queued, or being written now} */
     public long pendingWrites() {
         return writer.pending();

@@ -33,6 +33,12 @@ final class Progress {
     private volatile long delivered;
     /** Writes at least one provider failed; written only by the writer thread (release stores). */
     private volatile long failed;
+    /** Batches the writer took; written only by the writer thread, once per batch. */
+    private volatile long batches;
+    /** Writes in those batches. */
+    private volatile long batchedWrites;
+    /** The most writes in one of them. */
+    private volatile long largestBatch;
     /** Guards {@link #failedIds}: the writer appends (only when a write fails), the drain reads. */
     private final Object failedLock = new Object();
     private final WriteIds.Builder failedIds;
@@ -47,6 +53,35 @@ final class Progress {
     /** Writes finished so far, delivered or failed. */
     long finished() {
         return delivered + failed;
+    }
+
+    /** The writer: it took a batch of {@code n} writes. */
+    void batchTaken(int n) {
+        batches = batches + 1;
+        batchedWrites = batchedWrites + n;
+        if (n > largestBatch) {
+            largestBatch = n;
+        }
+    }
+
+    long batches() {
+        return batches;
+    }
+
+    long batchedWrites() {
+        return batchedWrites;
+    }
+
+    long largestBatch() {
+        return largestBatch;
+    }
+
+    long delivered() {
+        return delivered;
+    }
+
+    long failed() {
+        return failed;
     }
 
     /** The writer: {@code n} more writes every provider took. */

@@ -287,6 +287,7 @@ final class WriteLoop {
             }
             queue.endTake();
             claim.begin(progress.finished());
+            progress.batchTaken(batch.size());
         } finally {
             claim.lock.unlock();
         }

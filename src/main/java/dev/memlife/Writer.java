@@ -4,6 +4,7 @@ import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -123,6 +124,15 @@ final class Writer {
     /** Written only while holding {@link #waits}, read anywhere. */
     private volatile State state = State.RUNNING;
     private final AtomicLong rejected = new AtomicLong();
+    /** Flushes that had to wait, and those of them that returned false; counted off the fast path. */
+    private final AtomicLong flushWaits = new AtomicLong();
+    private final AtomicLong flushTimeouts = new AtomicLong();
+    /**
+     * For {@link #figures()}, under the batch lock: the sequence number of the first queued write
+     * that no writer had taken when a snapshot last looked, and when that snapshot saw it first.
+     */
+    private long untakenSeq;
+    private long untakenSinceMillis;
 
     // ---- waiting: callers for room, flushes and the drain for progress ----
     private final ReentrantLock waits = new ReentrantLock();
@@ -273,7 +283,12 @@ final class Writer {
             return false; // the writer cannot wait for itself
         }
         long deadline = Checks.saturatedAdd(ticker.read(), timeoutNanos);
-        return awaitFinished(target, () -> deadline);
+        flushWaits.incrementAndGet();
+        boolean met = awaitFinished(target, () -> deadline);
+        if (!met) {
+            flushTimeouts.incrementAndGet();
+        }
+        return met;
     }
 
     /** Waits until {@code target} writes are finished; false at the deadline, on interrupt or abandonment. */
@@ -307,6 +322,47 @@ final class Writer {
     /** Writes rejected so far. */
     long rejectedSoFar() {
         return rejected.get();
+    }
+
+    /** The figures of {@link WriteFigures}, read now. */
+    WriteFigures figures() {
+        long now = System.currentTimeMillis();
+        long oldestSince;
+        claim.lock.lock(); // the writer takes it once per batch; the drain, once
+        try {
+            oldestSince = oldestPendingSince(now);
+        } finally {
+            claim.lock.unlock();
+        }
+        long delivered = progress.delivered();
+        long failed = progress.failed();
+        return new WriteFigures(queue.reserved(), delivered, failed, abandonedCount, rejected.get(), pending(),
+                Duration.ofMillis(Math.max(0, now - oldestSince)), progress.batches(), progress.batchedWrites(),
+                progress.largestBatch(), flushWaits.get(), flushTimeouts.get());
+    }
+
+    /**
+     * Under the batch lock, so the batch and the taker's end of the queue hold still: when the
+     * oldest pending write was taken by the writer, or first seen queued by a snapshot; {@code
+     * now} if none is pending.
+     */
+    private long oldestPendingSince(long now) {
+        if (pending() == 0) {
+            return now;
+        }
+        Turn inBatch = claim.firstUnfinished(progress.finished());
+        if (inBatch != null) {
+            return inBatch.acceptedAtMillis();
+        }
+        Turn queued = queue.peek();
+        if (queued == null) {
+            return now; // reserved, not linked yet: its caller is a few instructions from linking it
+        }
+        if (queued.seq() != untakenSeq) {
+            untakenSeq = queued.seq();
+            untakenSinceMillis = now;
+        }
+        return untakenSinceMillis;
     }
 
     // ---- what the writer tells the waiters -----------------------------------------------------
