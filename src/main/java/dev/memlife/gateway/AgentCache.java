@@ -2,12 +2,16 @@ package dev.memlife.gateway;
 
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
+import dev.memlife.WriteFigures;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.internal.Deadline;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -46,6 +50,13 @@ final class AgentCache {
     private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
     /** Set once by {@link #stop}; after it nothing enters the map. Guarded by lock. */
     private boolean stopped;
+    /**
+     * Entries that left the map and whose agent's teardown has not finished: their figures still
+     * move. Guarded by lock; an entry leaves it by {@link #retire}.
+     */
+    private final Set<Entry> departing = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The final write figures of every agent retired, added up. Guarded by lock. */
+    private WriteFigures retired = WriteFigures.NONE;
 
     AgentCache(String owner, int capacity, long idleTtlNanos, Ticker ticker) {
         this.owner = owner;
@@ -67,7 +78,7 @@ final class AgentCache {
             Entry e = entries.get(key);
             if (e != null && !e.agent.isOpen()) {
                 entries.remove(key);
-                left.add(e);
+                left.add(leave(e));
                 return null;
             }
             if (e != null) {
@@ -127,14 +138,14 @@ final class AgentCache {
         Entry e = new Entry(key, agent, ticker.read());
         entries.put(key, e);
         if (previous != null) {
-            left.add(previous);
+            left.add(leave(previous));
         }
         Iterator<Entry> lru = entries.values().iterator();
         while (entries.size() > capacity && lru.hasNext()) {
             Entry candidate = lru.next();
             if (candidate != e && candidate.leases == 0) {
                 lru.remove();
-                left.add(candidate);
+                left.add(leave(candidate));
             }
         }
         return e;
@@ -182,7 +193,8 @@ final class AgentCache {
     /** Removes the entry for {@code key} whatever its leases; null if there is none. */
     Entry remove(String key) {
         synchronized (lock) {
-            return entries.remove(key);
+            Entry e = entries.remove(key);
+            return e == null ? null : leave(e);
         }
     }
 
@@ -197,7 +209,7 @@ final class AgentCache {
                 return Removal.BUSY;
             }
             entries.remove(key);
-            left.add(e);
+            left.add(leave(e));
             return Removal.REMOVED;
         }
     }
@@ -211,7 +223,7 @@ final class AgentCache {
                 Entry e = it.next();
                 if (e.leases == 0 && now - e.lastUsedNanos >= idleTtlNanos) {
                     it.remove();
-                    idle.add(e);
+                    idle.add(leave(e));
                 }
             }
         }
@@ -224,9 +236,53 @@ final class AgentCache {
             stopped = true;
             List<Entry> all = new ArrayList<>(entries.values());
             entries.clear();
+            departing.addAll(all);
             return all;
         }
     }
+
+    /** Under the lock: {@code e} left the map; its agent counts as departing until {@link #retire retired}. */
+    private Entry leave(Entry e) {
+        departing.add(e);
+        return e;
+    }
+
+    /**
+     * The teardown of {@code e}'s agent has finished: its final figures move to the retired
+     * totals. Only the first call for an entry counts.
+     */
+    void retire(Entry e, WriteFigures last) {
+        synchronized (lock) {
+            if (departing.remove(e)) {
+                retired = retired.plus(last);
+            }
+        }
+    }
+
+    /**
+     * One consistent look: what is cached and leased, the agents whose figures still move
+     * (cached, or departing), and the retired totals. Each agent is in exactly one of the last
+     * two, so figures summed from it count every agent once.
+     */
+    Census census() {
+        synchronized (lock) {
+            List<AgentMemory> live = new ArrayList<>(entries.size() + departing.size());
+            int leased = 0;
+            for (Entry e : entries.values()) {
+                live.add(e.agent);
+                if (e.leases > 0) {
+                    leased++;
+                }
+            }
+            for (Entry e : departing) {
+                live.add(e.agent);
+            }
+            return new Census(entries.size(), leased, departing.size(), live, retired);
+        }
+    }
+
+    /** What {@link #census()} saw. */
+    record Census(int cached, int leased, int departing, List<AgentMemory> live, WriteFigures retired) {}
 
     /** The agent cached for {@code key}, without leasing it; null if none. */
     AgentMemory peek(String key) {

@@ -3,6 +3,7 @@ package dev.memlife.gateway;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.StoppedException;
+import dev.memlife.WriteFigures;
 import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
@@ -76,6 +77,7 @@ public final class AgentGateway implements AutoCloseable {
     private final Ticker ticker;
     private final AgentCache cache;
     private final ThreadPoolExecutor housekeeping;
+    private final TeardownTally teardowns = new TeardownTally();
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
     /** When the idle sweep last ran, by the gateway's ticker; CAS so only one caller sweeps at a time. */
@@ -332,14 +334,42 @@ public final class AgentGateway implements AutoCloseable {
     /** Claims the agent's teardown in {@code mode} on this thread and runs it on the housekeeping executor. */
     private CompletableFuture<TeardownResult> tearDown(AgentCache.Entry entry, TeardownMode mode, String why) {
         LOG.debug("tearing agent {} of '{}' down, {} ({})", entry.agent, entry.key, mode, why);
-        return entry.agent.tearDownAsync(mode, housekeeping);
+        return counted(entry, mode, entry.agent.tearDownAsync(mode, housekeeping));
     }
 
     /** Soft-tears-down an entry that already left the cache, off this thread, then clears its transcript. */
     private CompletableFuture<TeardownResult> evictRemoved(AgentCache.Entry entry, String why) {
         LOG.debug("evicting agent {} of '{}' ({})", entry.agent, entry.key, why);
-        return entry.agent.tearDownAsync(evictionMode, housekeeping)
+        return counted(entry, evictionMode, entry.agent.tearDownAsync(evictionMode, housekeeping))
                 .whenComplete((result, failure) -> entry.agent.clearTranscript());
+    }
+
+    /**
+     * Counts a teardown of a departed entry once it has finished, if it ran; and retires the entry
+     * from the figures once its agent's owning teardown, this one or another, has finished.
+     */
+    private CompletableFuture<TeardownResult> counted(AgentCache.Entry entry, TeardownMode mode,
+            CompletableFuture<TeardownResult> teardown) {
+        teardown.whenComplete((result, failure) -> teardowns.count(mode, result, failure));
+        entry.agent.whenTornDown().whenComplete((result, failure) -> cache.retire(entry,
+                entry.agent.memory().figures()));
+        return teardown;
+    }
+
+    /**
+     * The gateway's figures now: agents cached, leased and being torn down, the write figures of
+     * all its agents together, and the teardowns it ran by mode and outcome. Reads every agent's
+     * figures, one short lock each: cheap enough for a metrics scrape, not for every request.
+     *
+     * @return a snapshot of this gateway's figures
+     */
+    public GatewayFigures figures() {
+        AgentCache.Census census = cache.census();
+        WriteFigures writes = census.retired();
+        for (AgentMemory agent : census.live()) {
+            writes = writes.plus(agent.memory().figures());
+        }
+        return new GatewayFigures(census.cached(), census.leased(), census.departing(), writes, teardowns.snapshot());
     }
 
     private void evictAll(List<AgentCache.Entry> entries, String why) {
