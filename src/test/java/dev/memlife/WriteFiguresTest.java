@@ -54,7 +54,7 @@ class WriteFiguresTest {
         assertThat(done.batches()).isBetween(1L, 5L);
         assertThat(done.largestBatch()).isBetween(1L, 5L);
         assertThat(done.meanBatchSize()).isEqualTo(5.0 / done.batches());
-        assertThat(done.flushWaits()).isEqualTo(2);
+        assertThat(done.flushWaits()).isBetween(1L, 2L); // the second flush waits only if it beat the writer
         assertThat(done.flushTimeouts()).isEqualTo(1);
     }
 
