@@ -222,8 +222,11 @@ public final class MemoryManager implements AutoCloseable {
     /**
      * Recalls memory for a turn: every provider's {@link MemoryProvider#prefetch} runs at once on a
      * prefetch thread, and this call waits at most the prefetch timeout for all of them; a provider
-     * still running then is interrupted and left out. An interrupt of the caller ends the wait
-     * early, with the interrupt flag restored.
+     * still running then is interrupted and left out. A provider whose earlier prefetch has not
+     * returned yet (it ignored the interrupt) is skipped, and logged, until it does: a stuck
+     * provider holds one prefetch thread and never holds up the others. If {@link
+     * #queuePrefetchAll} started this recall for the same query and session, its results are used.
+     * An interrupt of the caller ends the wait early, with the interrupt flag restored.
      *
      * @param query what the turn asks, for the providers to recall against
      * @param sessionId the session
@@ -234,6 +237,24 @@ public final class MemoryManager implements AutoCloseable {
         requireNonNull(sessionId, "sessionId");
         checkRunning("prefetchAll");
         return prefetcher.prefetch(List.of(providers), query, sessionId, prefetchTimeoutNanos);
+    }
+
+    /**
+     * Starts the next turn's recall now, while the user is still typing, and returns at once: the
+     * next {@link #prefetchAll} with the same query and session takes its results, waiting for
+     * them no longer than the prefetch timeout. Any other {@code prefetchAll}, or a later call of
+     * this method, discards it (its calls are interrupted). Mirrors hermes-agent's {@code
+     * queue_prefetch_all}.
+     *
+     * @param query what the next turn is expected to ask
+     * @param sessionId the session
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void queuePrefetchAll(String query, String sessionId) {
+        requireNonNull(query, "query");
+        requireNonNull(sessionId, "sessionId");
+        checkRunning("queuePrefetchAll");
+        prefetcher.queue(List.of(providers), query, sessionId);
     }
 
     /** {@return every registered tool, first provider first; a duplicate tool name is listed once} */
