@@ -60,6 +60,8 @@ public final class MemoryManager implements AutoCloseable {
     private final ToolRouter tools;
     private final Writer writer;
     private final Prefetcher prefetcher;
+    /** The session {@link #initializeAll} was last called with; null before. */
+    private volatile String session;
 
     /** Guards registration: changes to {@link #providers} and to the tools' index; readers use volatile copies. */
     private final Object registration = new Object();
@@ -198,6 +200,7 @@ public final class MemoryManager implements AutoCloseable {
     public void initializeAll(String sessionId) {
         requireNonNull(sessionId, "sessionId");
         checkRunning("initializeAll");
+        session = sessionId;
         calls.forEach(providers, "initialize", p -> p.initialize(sessionId));
     }
 
@@ -279,9 +282,11 @@ public final class MemoryManager implements AutoCloseable {
     }
 
     /**
-     * End-of-session extraction: calls every provider's {@link MemoryProvider#onSessionEnd}
-     * synchronously on this thread, in registration order, with an immutable copy of
-     * {@code messages}. Waits for as long as the providers take.
+     * End-of-session extraction: calls every provider's {@link MemoryProvider#onSessionEnd(String,
+     * List)} synchronously on this thread, in registration order, with the session that ended (the
+     * one {@link #initializeAll} was last called with, else the session of the last write the writer
+     * finished, else {@code ""}) and an immutable copy of {@code messages}. Waits for as long as the
+     * providers take.
      *
      * @param messages the session's transcript
      * @throws NullPointerException if {@code messages} or one of its elements is null
@@ -290,7 +295,10 @@ public final class MemoryManager implements AutoCloseable {
     public void onSessionEnd(List<Message> messages) {
         List<Message> transcript = copyMessages(messages);
         checkRunning("onSessionEnd");
-        calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(transcript));
+        String initialized = session;
+        String ended = initialized != null ? initialized : writer.lastWrittenSession();
+        String sid = ended != null ? ended : "";
+        calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(sid, transcript));
     }
 
     // ---- writes ----------------------------------------------------------------------------------

@@ -130,6 +130,21 @@ public interface MemoryProvider {
     default void onSessionEnd(List<Message> messages) {}
 
     /**
+     * End-of-session extraction of session {@code sessionId}: what {@link MemoryManager#onSessionEnd}
+     * calls. By default it calls {@link #onSessionEnd(List)}, for providers that know their session
+     * from {@link #initialize}. A provider that several managers share ({@link
+     * MemoryManager#useProvider}) must override this one: it is told which session ended, whatever
+     * the other managers initialized or wrote since.
+     *
+     * @param sessionId the session that ended: the one the manager was last initialized with, else
+     *     the session of its last write, else {@code ""}
+     * @param messages the session's transcript, oldest message first (an unmodifiable copy)
+     */
+    default void onSessionEnd(String sessionId, List<Message> messages) {
+        onSessionEnd(messages);
+    }
+
+    /**
      * Releases the provider's resources (threads, connections). Called at most once per manager, on
      * a manager-owned shutdown thread, after the manager's writer has finished or given up; no write
      * hook is called after it has started. May block, bounded by the manager's provider-shutdown

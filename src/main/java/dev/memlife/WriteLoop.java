@@ -56,6 +56,8 @@ final class WriteLoop {
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
 
+    /** The session of the last write of the last batch delivered; written by the writer once per batch. */
+    private volatile String lastSession;
     /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
     private final Object startLock = new Object();
     /** The writer thread once started; null again if it died of an Error. */
@@ -79,6 +81,11 @@ final class WriteLoop {
     }
 
     // ---- the thread ----------------------------------------------------------------------------
+
+    /** The session of the last write the writer finished; null before the first. */
+    String lastSession() {
+        return lastSession;
+    }
 
     /** The writer thread, if one was started (and has not died). */
     Thread thread() {
@@ -147,6 +154,7 @@ final class WriteLoop {
                     return;
                 }
                 deliver(batch);
+                lastSession = batch.get(batch.size() - 1).sessionId();
             }
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
             synchronized (startLock) {

@@ -319,6 +319,11 @@ final class Writer {
         return Math.max(0, queue.reserved() - queue.finished() - abandonedCount);
     }
 
+    /** The session of the last write the writer finished; null before the first. */
+    String lastWrittenSession() {
+        return loop.lastSession();
+    }
+
     /** Writes rejected so far. */
     long rejectedSoFar() {
         return rejected.get();

@@ -179,20 +179,34 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
     /**
      * Records the end of the session last {@link #initialize initialized} (else of the last one
-     * written, else {@code ""}) with the transcript's message count. Waits like {@link #syncBatch}.
+     * written, else {@code ""}) with the transcript's message count. A store that several managers
+     * share is told the session by {@link #onSessionEnd(String, List)} instead, which the managers
+     * call. Waits like {@link #syncBatch}.
      *
      * @throws JdbcStoreException if every attempt failed
      */
     @Override
     public void onSessionEnd(List<Message> messages) {
-        requireNonNull(messages, "messages");
-        checkOpen("onSessionEnd");
         String initialized = initializedSession;
         String written = lastWrittenSession;
-        String sid = initialized != null ? initialized : written != null ? written : "";
+        onSessionEnd(initialized != null ? initialized : written != null ? written : "", messages);
+    }
+
+    /**
+     * Records the end of session {@code sessionId} with the transcript's message count; what every
+     * manager calls, so a store shared by many agents records each session's own end. Waits like
+     * {@link #syncBatch}.
+     *
+     * @throws JdbcStoreException if every attempt failed
+     */
+    @Override
+    public void onSessionEnd(String sessionId, List<Message> messages) {
+        requireNonNull(sessionId, "sessionId");
+        requireNonNull(messages, "messages");
+        checkOpen("onSessionEnd");
         long endedAt = wallClock.millis();
-        retry.run("record the end of session '" + sid + "'", others, c -> {
-            tables.insertSessionEnd(c, sid, messages.size(), endedAt);
+        retry.run("record the end of session '" + sessionId + "'", others, c -> {
+            tables.insertSessionEnd(c, sessionId, messages.size(), endedAt);
             return null;
         });
     }

@@ -7,22 +7,17 @@ import dev.memlife.agent.AgentMemory;
 import dev.memlife.Message;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A known bug, found while writing {@code session.HttpServiceSigtermProcessTest} (issue 12), kept
- * here red and disabled so that the build stays green until it is fixed in main code: a
- * {@link JdbcMemoryProvider} shared by several managers ({@code useProvider}, the README's normal
- * wiring) records each session end under the session that was last initialized or last written
- * <em>by any of them</em>, not the session that ended. {@code MemoryProvider.onSessionEnd(messages)}
- * carries no session id, and the store keeps the "current session" in two fields of the one shared
- * instance ({@code initializedSession}, {@code lastWrittenSession}). Remove {@code @Disabled} to see
- * it fail.
+ * Found while writing {@code session.HttpServiceSigtermProcessTest} (issue 12): a {@link
+ * JdbcMemoryProvider} shared by several managers ({@code useProvider}, the README's normal wiring)
+ * recorded each session end under the session last initialized or written <em>by any of them</em>.
+ * Each manager now tells the store which session ended ({@code onSessionEnd(sessionId, messages)}):
+ * the one it was initialized with, else the session of its last write.
  */
-@Disabled("bug in main code: a shared JdbcMemoryProvider records session ends under another manager's session")
 @Timeout(30)
 class SharedStoreSessionEndTest {
 
@@ -42,10 +37,30 @@ class SharedStoreSessionEndTest {
         }
     }
 
+    @Test
+    void withoutInitializeEachAgentRecordsTheSessionOfItsOwnLastWrite() {
+        try (JdbcMemoryProvider store = JdbcMemoryProvider.sqlite(dir.resolve("shared.db"))) {
+            AgentMemory a = agent(store, "chat-a", false);
+            AgentMemory b = agent(store, "chat-b", false); // written last
+
+            a.close();
+            b.close();
+
+            assertThat(store.sessionEnds()).extracting(StoredSessionEnd::sessionId)
+                    .containsExactly("chat-a", "chat-b");
+        }
+    }
+
     private static AgentMemory agent(JdbcMemoryProvider store, String sid) {
+        return agent(store, sid, true);
+    }
+
+    private static AgentMemory agent(JdbcMemoryProvider store, String sid, boolean initialize) {
         MemoryManager memory = MemoryManager.builder().name(sid).build();
         memory.useProvider(store);
-        memory.initializeAll(sid);
+        if (initialize) {
+            memory.initializeAll(sid);
+        }
         AgentMemory agent = AgentMemory.create(memory);
         agent.append(Message.user("hello from " + sid));
         memory.syncAll("hello from " + sid, "hi", sid);
