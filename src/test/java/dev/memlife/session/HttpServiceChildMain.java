@@ -124,22 +124,24 @@ public final class HttpServiceChildMain {
             handlers.shutdown();
             return "stopped";
         });
-        // The store is closed after the gateway, never beside it: the hook has no order within a
-        // group, so the gateway's stop and the store's close are one component, in sequence.
-        hooks.register("gateway, then store", budget -> {
+        // The gateway drains beside the server; the store and its pool, which everything above uses,
+        // close last, one at a time: the store first (registered last), then the pool.
+        hooks.register("gateway", budget -> {
             out("STOPPING");
             GatewayStopReport report = gateway.stop(budget.multipliedBy(9).dividedBy(10));
             out("GATEWAY complete=" + report.complete() + " stillLeased=" + report.stillLeased() + " closed="
                     + report.closed().size() + " notFinished=" + report.notFinished() + " failed="
                     + report.failed().keySet() + " teardownsBeforeRelease=" + service.teardownsBeforeRelease.get());
-            store.close();
+            return report;
+        });
+        hooks.closeLast("pool", () -> {
             int borrowedAtClose = borrowed.open();
             pool.close();
             out("POOL physicalMax=" + physical.maxOpen() + " physicalOpened=" + physical.opened()
                     + " borrowedMax=" + borrowed.maxOpen() + " borrowedAtStoreClose=" + borrowedAtClose
                     + " physicalOpenAfterPoolClose=" + physical.open());
-            return report;
         });
+        hooks.closeLast("store", store);
 
         Thread stdin = new Thread(service::readCommands, "stdin-commands");
         stdin.setDaemon(true);
