@@ -56,7 +56,7 @@ final class WriteLoop {
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
 
-    /** The session of the last write of the last batch delivered; written by the writer once per batch. */
+    /** The session of the last write finished; written by the writer once per chunk, before it publishes. */
     private volatile String lastSession;
     /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
     private final Object startLock = new Object();
@@ -154,7 +154,6 @@ final class WriteLoop {
                     return;
                 }
                 deliver(batch);
-                lastSession = batch.get(batch.size() - 1).sessionId();
             }
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
             synchronized (startLock) {
@@ -350,6 +349,7 @@ final class WriteLoop {
     /** Publishes a finished chunk, and wakes whoever waits for progress. */
     private void publish(List<Turn> batch, int from, int to, boolean ok) {
         int n = to - from;
+        lastSession = batch.get(to - 1).sessionId(); // before the count: a flush that returns sees it
         if (ok) {
             progress.delivered(n);
         } else {

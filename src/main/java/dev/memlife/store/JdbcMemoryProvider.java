@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -80,6 +81,11 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     private final ConnectionHolder writes;
     private final ConnectionHolder others;
     private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
+    // Counted for figures(), once per batch or session end.
+    private final AtomicLong batchesStored = new AtomicLong();
+    private final AtomicLong turnsStored = new AtomicLong();
+    private final AtomicLong turnsSkipped = new AtomicLong();
+    private final AtomicLong sessionEndsStored = new AtomicLong();
     /** The session last passed to {@link #initialize}; the one {@link #onSessionEnd} records. */
     private volatile String initializedSession;
     /** The session of the last turn written; recorded by {@link #onSessionEnd} if none was initialized. */
@@ -170,6 +176,9 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         }
         long storedAt = wallClock.millis();
         int stored = retry.run("store " + describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
+        batchesStored.incrementAndGet();
+        turnsStored.addAndGet(stored);
+        turnsSkipped.addAndGet(turns.size() - stored);
         lastWrittenSession = turns.get(turns.size() - 1).sessionId();
         if (stored < turns.size() && LOG.isDebugEnabled()) {
             LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - stored,
@@ -209,6 +218,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             tables.insertSessionEnd(c, sessionId, messages.size(), endedAt);
             return null;
         });
+        sessionEndsStored.incrementAndGet();
     }
 
     /**
@@ -230,6 +240,17 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             out.append("\nassistant: ").append(clip(t.assistantContent()));
         }
         return out.toString();
+    }
+
+    /**
+     * The store's figures now: batches and writes stored, writes skipped as already stored,
+     * session ends, failed attempts and calls, connections open. Cheap: a few counter reads.
+     *
+     * @return a snapshot of this store's figures
+     */
+    public StoreFigures figures() {
+        return new StoreFigures(batchesStored.get(), turnsStored.get(), turnsSkipped.get(), sessionEndsStored.get(),
+                retry.failedAttempts(), retry.failedCalls(), writes.connectionsOpen() + others.connectionsOpen());
     }
 
     // The read-back methods: each waits for one query, retried like a write, and throws

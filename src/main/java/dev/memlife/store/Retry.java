@@ -2,6 +2,7 @@ package dev.memlife.store;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,6 +24,9 @@ final class Retry {
     private final String provider;
     private final String database;
     private final int attempts;
+    /** Attempts that failed, and calls that failed after every attempt: for {@link StoreFigures}. */
+    private final AtomicLong failedAttempts = new AtomicLong();
+    private final AtomicLong failedCalls = new AtomicLong();
     private final Duration backoff;
     private final Sleeper sleeper;
 
@@ -43,18 +47,37 @@ final class Retry {
      * @throws JdbcStoreException if no attempt succeeded, or a backoff was interrupted
      */
     <T> T run(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
+        try {
+            return attempt(what, holder, work);
+        } catch (JdbcStoreException e) {
+            failedCalls.incrementAndGet();
+            throw e;
+        }
+    }
+
+    long failedAttempts() {
+        return failedAttempts.get();
+    }
+
+    long failedCalls() {
+        return failedCalls.get();
+    }
+
+    private <T> T attempt(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
         SQLException last = null;
         // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
         for (int attempt = 1; ; attempt++) {
             try {
                 return holder.use(work);
             } catch (StoreFile.LostException e) {
+                failedAttempts.incrementAndGet();
                 if (last != null) {
                     e.addSuppressed(last);
                 }
                 throw new JdbcStoreException(provider + ": could not " + what + " in " + database + ": "
                         + e.getMessage(), e);
             } catch (SQLException e) {
+                failedAttempts.incrementAndGet();
                 if (last != null) {
                     e.addSuppressed(last);
                 }
