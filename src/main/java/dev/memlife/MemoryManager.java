@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadFactory;
@@ -260,6 +261,109 @@ public final class MemoryManager implements AutoCloseable {
         prefetcher.queue(List.of(providers), query, sessionId);
     }
 
+    /**
+     * A turn begins: calls every provider's {@link MemoryProvider#onTurnStart} on this thread, in
+     * registration order, before the turn's {@link #prefetchAll}. A provider that throws is logged
+     * and skipped. Mirrors hermes-agent's {@code on_turn_start}.
+     *
+     * @param turnNumber the turn's number in the session, from 1
+     * @param message what the user said
+     * @throws IllegalArgumentException if {@code turnNumber} is less than 1
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onTurnStart(int turnNumber, String message) {
+        Checks.atLeast(turnNumber, 1, "turnNumber");
+        requireNonNull(message, "message");
+        checkRunning("onTurnStart");
+        calls.forEach(providers, "onTurnStart", p -> p.onTurnStart(turnNumber, message));
+    }
+
+    /**
+     * Before the conversation is compressed: every provider's {@link MemoryProvider#onPreCompress}
+     * checkpoint, on this thread, in registration order, with an immutable copy of {@code
+     * messages}. Their non-blank texts, joined by blank lines, are for the compression summary's
+     * prompt. A provider that throws is logged and left out. Mirrors hermes-agent's {@code
+     * on_pre_compress}.
+     *
+     * @param messages the messages about to be compressed away
+     * @return the providers' texts for the summary; empty if there are none
+     * @throws StoppedException if the manager has been shut down
+     */
+    public String onPreCompress(List<Message> messages) {
+        List<Message> copy = copyMessages(messages);
+        checkRunning("onPreCompress");
+        StringBuilder out = new StringBuilder();
+        calls.forEach(providers, "onPreCompress", p -> {
+            String text = p.onPreCompress(copy);
+            if (text != null && !text.isBlank()) {
+                out.append(out.length() > 0 ? "\n\n" : "").append(text);
+            }
+        });
+        return out.toString();
+    }
+
+    /**
+     * The agent's built-in memory tool wrote something: every provider's {@link
+     * MemoryProvider#onMemoryWrite}, on this thread, so the providers can mirror it. A provider
+     * that throws is logged and skipped. Mirrors hermes-agent's {@code on_memory_write}.
+     *
+     * @param action what the tool did, such as {@code add}, {@code replace} or {@code remove}
+     * @param target which memory it wrote to
+     * @param content what it wrote
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onMemoryWrite(String action, String target, String content) {
+        requireNonNull(action, "action");
+        requireNonNull(target, "target");
+        requireNonNull(content, "content");
+        checkRunning("onMemoryWrite");
+        calls.forEach(providers, "onMemoryWrite", p -> p.onMemoryWrite(action, target, content));
+    }
+
+    /**
+     * A delegated sub-agent finished: every provider's {@link MemoryProvider#onDelegation}, on
+     * this thread. A provider that throws is logged and skipped. Mirrors hermes-agent's {@code
+     * on_delegation}.
+     *
+     * @param task what the sub-agent was asked
+     * @param result what it answered
+     * @param childSessionId the sub-agent's session, or an empty string
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onDelegation(String task, String result, String childSessionId) {
+        requireNonNull(task, "task");
+        requireNonNull(result, "result");
+        requireNonNull(childSessionId, "childSessionId");
+        checkRunning("onDelegation");
+        calls.forEach(providers, "onDelegation", p -> p.onDelegation(task, result, childSessionId));
+    }
+
+    /**
+     * The registered provider named {@code name}, owned or used.
+     *
+     * @param name the provider's name
+     * @return the provider; empty if none of that name is registered
+     */
+    public Optional<MemoryProvider> getProvider(String name) {
+        requireNonNull(name, "name");
+        for (RegisteredProvider p : providers) {
+            if (p.name.equals(name)) {
+                return Optional.of(p.provider);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Whether a registered provider offers {@code tool}, so {@link #handleToolCall} routes it.
+     *
+     * @param tool the tool's name
+     * @return true if a provider offers it
+     */
+    public boolean hasTool(String tool) {
+        return tools.has(requireNonNull(tool, "tool"));
+    }
+
     /** {@return every registered tool, first provider first; a duplicate tool name is listed once} */
     public List<ToolSchema> toolSchemas() {
         return tools.schemas(providers);
@@ -267,12 +371,14 @@ public final class MemoryManager implements AutoCloseable {
 
     /**
      * Routes a tool call to the provider that offers the tool, on this thread. If the provider
-     * throws, the failure is logged and returned to the model as a JSON error object.
+     * throws, the failure is logged and returned to the model as a JSON error object; an unknown
+     * tool is answered the same way, for the model to see.
      *
      * @param tool the tool's name, as in {@link #toolSchemas()}
      * @param args the arguments the model passed
-     * @return the provider's answer, or a JSON error object if it threw
-     * @throws IllegalArgumentException if no provider offers {@code tool}
+     * @return the provider's answer; a JSON error object if it threw, or if no provider offers
+     *     {@code tool} ({@code {"error":"No memory provider handles tool 'x'"}}, what the model sees
+     *     from hermes-agent's {@code handle_tool_call}), never an exception at the agent loop
      */
     public String handleToolCall(String tool, Map<String, Object> args) {
         requireNonNull(tool, "tool");
