@@ -124,6 +124,11 @@ final class Writer {
     /** Written only while holding {@link #waits}, read anywhere. */
     private volatile State state = State.RUNNING;
     private final AtomicLong rejected = new AtomicLong();
+    /**
+     * Writes accepted while the manager had no provider: delivered to every provider of their
+     * (empty) route at once, without the queue or a writer thread, and without a write id.
+     */
+    private final AtomicLong toNobody = new AtomicLong();
     /** Flushes that had to wait, and those of them that returned false; counted off the fast path. */
     private final AtomicLong flushWaits = new AtomicLong();
     private final AtomicLong flushTimeouts = new AtomicLong();
@@ -183,6 +188,9 @@ final class Writer {
      */
     boolean enqueue(String sessionId, String user, String assistant, List<Message> messages,
             RegisteredProvider[] route, long timeoutNanos) {
+        if (route.length == 0) {
+            return deliverToNobody();
+        }
         if (loop.thread() == null) {
             startWriterOrReject();
         }
@@ -210,6 +218,25 @@ final class Writer {
             if (!awaitRoom(wait)) {
                 return false; // shutdown began while this caller waited; the drain counted it
             }
+        }
+    }
+
+    /**
+     * A write accepted while the manager has no provider: delivered at once to every provider of its
+     * empty route, with no thread started for it. Under {@link #waits}, where the drain changes the
+     * state, so a write accepted here is in the drain's count and one refused is counted rejected.
+     */
+    private boolean deliverToNobody() {
+        waits.lock();
+        try {
+            if (state != State.RUNNING) {
+                rejected.incrementAndGet();
+                return false;
+            }
+            toNobody.incrementAndGet();
+            return true;
+        } finally {
+            waits.unlock();
         }
     }
 
@@ -339,9 +366,10 @@ final class Writer {
         } finally {
             claim.lock.unlock();
         }
-        long delivered = progress.delivered();
+        long nobody = toNobody.get();
+        long delivered = progress.delivered() + nobody;
         long failed = progress.failed();
-        return new WriteFigures(queue.reserved(), delivered, failed, abandonedCount, rejected.get(), pending(),
+        return new WriteFigures(queue.reserved() + nobody, delivered, failed, abandonedCount, rejected.get(), pending(),
                 Duration.ofMillis(Math.max(0, now - oldestSince)), progress.batches(), progress.batchedWrites(),
                 progress.largestBatch(), flushWaits.get(), flushTimeouts.get());
     }
@@ -555,7 +583,7 @@ final class Writer {
             loop.releaseLeases(); // the writer will call no provider again
         }
         long unlinked = queue.reserved() - done.delivered() - done.failed() - abandoned.size() - running.size();
-        return new Outcome(done.delivered(), done.failed(), done.failedIds(), abandoned.build(), running.build(),
-                unlinked);
+        return new Outcome(done.delivered() + toNobody.get(), done.failed(), done.failedIds(), abandoned.build(),
+                running.build(), unlinked);
     }
 }

@@ -139,6 +139,27 @@ class WriterKeepAliveTest {
                 .isEqualTo(WriteStatus.DELIVERED));
     }
 
+    /** hermes-agent agent/memory_manager.py: with no providers, sync_all creates no background worker. */
+    @Test
+    void aManagerWithNoProvidersStartsNoWriterThread() {
+        CountingThreads threads = new CountingThreads();
+        MemoryManager manager = MemoryManager.builder().threadFactory(threads).build();
+        for (int i = 0; i < 3; i++) {
+            assertThat(manager.syncAll("u" + i, "a", "s")).isTrue();
+        }
+        assertThat(manager.flushPending(FLUSH)).isTrue();
+        assertThat(manager.figures().accepted()).isEqualTo(3);
+        assertThat(manager.figures().delivered()).isEqualTo(3);
+        assertThat(threads.made).isEmpty();
+
+        DrainReport report = manager.shutdownAll();
+        assertThat(report.submitted()).isEqualTo(3);
+        assertThat(report.delivered()).isEqualTo(3);
+        assertThat(manager.syncAll("late", "a", "s")).isFalse();
+        assertThat(manager.rejectedWrites()).isEqualTo(1);
+        assertThat(threads.made).as("nor does its shutdown start a thread").isEmpty();
+    }
+
     @Test
     void manyIdleManagersOverOneSharedProviderHoldNoThread() {
         int managers = 300;

@@ -46,8 +46,13 @@ final class AgentCache {
     private final String owner;
     private final Ticker ticker;
     private final Object lock = new Object();
-    /** Access-ordered: iteration starts at the least recently used entry. Guarded by lock. */
-    private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
+    /**
+     * In least-recently-used order: iteration starts at the entry leased longest ago. Only a lease
+     * (or caching the same agent again) moves an entry to the end ({@link #touch}); looking ({@link
+     * #peek}, eviction checks) does not, so looking never changes which agent is evicted next.
+     * Guarded by lock.
+     */
+    private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
     /** Set once by {@link #stop}; after it nothing enters the map. Guarded by lock. */
     private boolean stopped;
     /**
@@ -83,7 +88,7 @@ final class AgentCache {
             }
             if (e != null) {
                 e.leases++;
-                e.lastUsedNanos = ticker.read();
+                touch(e);
             }
             return e;
         }
@@ -104,7 +109,7 @@ final class AgentCache {
             Entry existing = entries.get(key);
             if (existing != null && existing.agent.isOpen()) {
                 existing.leases++;
-                existing.lastUsedNanos = ticker.read();
+                touch(existing);
                 return existing;
             }
             Entry e = put(key, agent, left);
@@ -132,11 +137,12 @@ final class AgentCache {
     private Entry put(String key, AgentMemory agent, List<Entry> left) {
         Entry previous = entries.get(key);
         if (previous != null && previous.agent == agent) {
-            previous.lastUsedNanos = ticker.read();
+            touch(previous);
             return previous;
         }
         Entry e = new Entry(key, agent, ticker.read());
-        entries.put(key, e);
+        entries.remove(key);
+        entries.put(key, e); // a new agent: the most recently used
         if (previous != null) {
             left.add(leave(previous));
         }
@@ -149,6 +155,21 @@ final class AgentCache {
             }
         }
         return e;
+    }
+
+    /** Under the lock: {@code e} was used now; it becomes the most recently used. */
+    private void touch(Entry e) {
+        e.lastUsedNanos = ticker.read();
+        if (entries.remove(e.key, e)) {
+            entries.put(e.key, e);
+        }
+    }
+
+    /** {@return how many agents the cache holds beyond its capacity: those the leases keep in} */
+    int overCapacity() {
+        synchronized (lock) {
+            return Math.max(0, entries.size() - capacity);
+        }
     }
 
     /** Ends one lease of {@code e}; harmless if the entry has left the map meanwhile. */

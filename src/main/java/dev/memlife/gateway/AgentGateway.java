@@ -10,6 +10,7 @@ import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -78,6 +79,7 @@ public final class AgentGateway implements AutoCloseable {
     private final AgentCache cache;
     private final ThreadPoolExecutor housekeeping;
     private final TeardownTally teardowns = new TeardownTally();
+    private final ThrottledLog warnings = new ThrottledLog(LOG);
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
     /** When the idle sweep last ran, by the gateway's ticker; CAS so only one caller sweeps at a time. */
@@ -133,6 +135,7 @@ public final class AgentGateway implements AutoCloseable {
             left.clear();
             entry = cache.insertLeased(key, fresh, left);
             evictAll(left, "capacity " + maxAgents);
+            warnIfOverCapacity();
             if (entry == null || entry.agent != fresh) {
                 fresh.tearDownAsync(TeardownMode.RELEASE, housekeeping); // never handed out: nothing to extract
             }
@@ -165,6 +168,20 @@ public final class AgentGateway implements AutoCloseable {
             throw new StoppedException("agent gateway '" + name + "'", "put of key " + key);
         }
         evictAll(left, "replaced or capacity " + maxAgents);
+        warnIfOverCapacity();
+    }
+
+    /**
+     * Logs (throttled) when the cache stays over its cap because every agent it could evict is
+     * mid-turn; the next insert checks again. hermes-agent's gateway logs this on every insert.
+     */
+    private void warnIfOverCapacity() {
+        int over = cache.overCapacity();
+        if (over > 0) {
+            warnings.warn("over-capacity", "agent gateway '" + name + "': agent cache over its cap (" + (maxAgents + over)
+                    + " > " + maxAgents + "); " + over + " excess agents are mid-turn and will be evicted once idle, "
+                    + "at a later insert or sweep", null);
+        }
     }
 
     /**
