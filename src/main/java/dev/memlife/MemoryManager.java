@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -405,6 +406,66 @@ public final class MemoryManager implements AutoCloseable {
         String ended = initialized != null ? initialized : writer.lastWrittenSession();
         String sid = ended != null ? ended : "";
         calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(sid, transcript));
+    }
+
+    /**
+     * Moves the agent to another session now: every provider's {@link
+     * MemoryProvider#onSessionSwitch}, on this thread. Not ordered with the writes still queued
+     * (they may reach the providers after the switch); to end the old session first, in order, use
+     * {@link #commitSessionBoundaryAsync}. Mirrors hermes-agent's {@code on_session_switch}.
+     *
+     * @param newSessionId the session the agent moves to; blank does nothing, as upstream
+     * @param parentSessionId the session it comes from, or an empty string
+     * @param reset true if the new session starts afresh
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onSessionSwitch(String newSessionId, String parentSessionId, boolean reset) {
+        requireNonNull(newSessionId, "newSessionId");
+        requireNonNull(parentSessionId, "parentSessionId");
+        checkRunning("onSessionSwitch");
+        if (newSessionId.isBlank()) {
+            return;
+        }
+        session = newSessionId;
+        calls.forEach(providers, "onSessionSwitch", p -> p.onSessionSwitch(newSessionId, parentSessionId, reset));
+    }
+
+    /**
+     * The session boundary of {@code /new}: ends the current session and moves the agent to {@code
+     * newSessionId}, in order on the writer, and returns at once. Every write accepted before this
+     * call reaches the providers first; then each provider's extraction of the old session ({@link
+     * MemoryProvider#onSessionEnd(String, List)}, with the session the manager was initialized or
+     * last switched to, else that of its last write); then each provider's {@link
+     * MemoryProvider#onSessionSwitch} with {@code reset} true; only then does any write accepted
+     * after this call reach a provider. A provider that fails either step is logged and skipped,
+     * and the switch runs even where extraction failed. With no provider it does nothing. Mirrors
+     * hermes-agent's {@code commit_session_boundary_async}.
+     *
+     * @param messages the old session's transcript (copied now)
+     * @param newSessionId the session the agent moves to
+     * @param parentSessionId the session it comes from, or an empty string
+     * @return completes once the boundary has run; exceptionally with {@link StoppedException} if
+     *     shutdown came before it could (a drain waits for pending boundaries within its deadline)
+     * @throws StoppedException if the manager has been shut down
+     */
+    public CompletionStage<Void> commitSessionBoundaryAsync(List<Message> messages, String newSessionId,
+            String parentSessionId) {
+        List<Message> transcript = copyMessages(messages);
+        requireNonNull(newSessionId, "newSessionId");
+        requireNonNull(parentSessionId, "parentSessionId");
+        checkRunning("commitSessionBoundaryAsync");
+        RegisteredProvider[] route = providers;
+        if (route.length == 0) {
+            return CompletableFuture.completedStage(null);
+        }
+        return writer.boundary(() -> {
+            String initialized = session;
+            String ended = initialized != null ? initialized : writer.lastWrittenSession();
+            String oldSid = ended != null ? ended : "";
+            calls.forEach(route, "onSessionEnd", p -> p.onSessionEnd(oldSid, transcript));
+            session = newSessionId;
+            calls.forEach(route, "onSessionSwitch", p -> p.onSessionSwitch(newSessionId, parentSessionId, true));
+        }).minimalCompletionStage();
     }
 
     // ---- writes ----------------------------------------------------------------------------------

@@ -163,6 +163,19 @@ public interface MemoryProvider {
     default void onDelegation(String task, String result, String childSessionId) {}
 
     /**
+     * The agent moved to another session: from now on its writes and recalls are for {@code
+     * newSessionId}. Called by {@link MemoryManager#onSessionSwitch} on the caller's thread, or by
+     * {@link MemoryManager#commitSessionBoundaryAsync} on the writer thread, right after the old
+     * session's {@link #onSessionEnd(String, List)}.
+     *
+     * @param newSessionId the session the agent moved to
+     * @param parentSessionId the session it came from, or an empty string
+     * @param reset true if the new session starts afresh ({@code /new}); false if it continues the
+     *     old one (compression, resume, branch)
+     */
+    default void onSessionSwitch(String newSessionId, String parentSessionId, boolean reset) {}
+
+    /**
      * End-of-session extraction: the session is over and {@code messages} is its transcript.
      * Called synchronously on the caller's thread by {@link MemoryManager#onSessionEnd(List)}; may
      * block for as long as the extraction takes.

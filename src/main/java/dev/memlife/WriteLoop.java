@@ -36,6 +36,8 @@ final class WriteLoop {
     private enum Next {
         /** Take a batch: a write is linked. */
         WORK,
+        /** Run the next session boundary: every write before it is finished. */
+        BOUNDARY,
         /** Exit and release the providers: the drain has nothing more for this writer. */
         STOP,
         /** Exit and keep the providers' leases: idle for the keep-alive; the next write starts a new writer. */
@@ -46,6 +48,7 @@ final class WriteLoop {
     private final String managerName;
     private final TurnQueue queue;
     private final BatchClaim claim;
+    private final Boundaries boundaries;
     private final Progress progress;
     private final ProviderCalls calls;
     private final ThrottledLog warnings;
@@ -64,13 +67,15 @@ final class WriteLoop {
     private volatile Thread worker;
 
     /** The loop of {@code writer}, over its queue, claim and progress. */
-    WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Progress progress,
+    WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
+            Progress progress,
             ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize, long keepAliveNanos,
             Supplier<RegisteredProvider[]> providers) {
         this.writer = writer;
         this.managerName = managerName;
         this.queue = queue;
         this.claim = claim;
+        this.boundaries = boundaries;
         this.progress = progress;
         this.calls = calls;
         this.warnings = warnings;
@@ -149,9 +154,17 @@ final class WriteLoop {
         }
         try {
             for (Next next; (next = awaitWork(batch)) != Next.RETIRE; ) {
+                if (next == Next.BOUNDARY) {
+                    runBoundary();
+                    continue;
+                }
                 if (next == Next.STOP || !take(batch)) {
                     releaseLeases(); // shut down: nothing more to write
                     return;
+                }
+                if (batch.isEmpty()) {
+                    LockSupport.parkNanos(this, 50_000); // a boundary waits for a write its caller is still linking
+                    continue;
                 }
                 deliver(batch);
             }
@@ -222,7 +235,10 @@ final class WriteLoop {
             if (s == State.ABANDONED) {
                 return Next.STOP;
             }
-            if (queue.hasLinked()) {
+            if (queue.finished() >= boundaries.nextAfter()) {
+                return Next.BOUNDARY;
+            }
+            if (queue.hasLinked() || boundaries.hasWork()) {
                 return Next.WORK;
             }
             if (s == State.DRAINING && queue.taken() >= queue.reserved()) {
@@ -260,7 +276,7 @@ final class WriteLoop {
         synchronized (startLock) {
             worker = null;
         }
-        if (queue.reserved() > queue.taken() || writer.state() != State.RUNNING) {
+        if (queue.reserved() > queue.taken() || boundaries.hasWork() || writer.state() != State.RUNNING) {
             synchronized (startLock) {
                 if (worker == null) {
                     worker = self; // nobody started another: this thread goes on writing
@@ -287,19 +303,55 @@ final class WriteLoop {
                 return false;
             }
             batch.clear();
+            long stop = boundaries.stop();
+            boundaries.takeDeferred(batch, maxBatchSize, stop);
             long now = System.currentTimeMillis();
             for (Turn t; batch.size() < maxBatchSize && (t = queue.poll()) != null; ) {
                 t.stampAccepted(now);
-                batch.add(t);
+                if (t.seq() > stop) {
+                    boundaries.defer(t); // reserved after the next boundary: delivered once it ran
+                } else {
+                    batch.add(t);
+                }
             }
             queue.endTake();
             claim.begin(progress.finished());
-            progress.batchTaken(batch.size());
+            if (!batch.isEmpty()) {
+                progress.batchTaken(batch.size());
+            }
         } finally {
             claim.lock.unlock();
         }
         writer.roomMade();
         return true;
+    }
+
+    /**
+     * Runs the next session boundary on the writer thread, every write before it being finished,
+     * unless a drain gave it up first. Its task isolates each provider's failure; anything else it
+     * throws ends the boundary exceptionally, not the writer.
+     */
+    private void runBoundary() {
+        Boundaries.Boundary b;
+        claim.lock.lock();
+        try {
+            b = boundaries.ready(queue.finished());
+            if (b == null) {
+                return;
+            }
+            boundaries.remove(b);
+        } finally {
+            claim.lock.unlock();
+        }
+        if (b.claimed.compareAndSet(false, true)) {
+            try {
+                b.task.run();
+                b.done.complete(null);
+            } catch (RuntimeException e) {
+                b.done.completeExceptionally(e);
+            }
+        }
+        writer.signalProgress(); // a drain may wait for the boundaries
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -119,6 +120,7 @@ final class Writer {
     private final TurnQueue queue;
     private final Progress progress;
     private final BatchClaim claim;
+    private final Boundaries boundaries = new Boundaries();
     private final WriteLoop loop;
 
     /** Written only while holding {@link #waits}, read anywhere. */
@@ -171,8 +173,8 @@ final class Writer {
         this.progress = new Progress(idPrefix);
         this.claim = new BatchClaim();
         this.abandoned = new WriteIds.Builder(idPrefix);
-        this.loop = new WriteLoop(this, managerName, queue, claim, progress, calls, warnings, threads, maxBatchSize,
-                keepAliveNanos, providers);
+        this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, threads,
+                maxBatchSize, keepAliveNanos, providers);
     }
 
     // ---- callers ---------------------------------------------------------------------------
@@ -293,6 +295,37 @@ final class Writer {
             throw new RejectedExecutionException("memory manager '" + managerName + "' could not start its writer "
                     + "thread (" + t + "); the write was not accepted and is counted as rejected", t);
         }
+    }
+
+    // ---- session boundaries -------------------------------------------------------------------
+
+    /**
+     * Queues {@code task} to run on the writer after every write reserved so far and before any
+     * reserved later ({@link Boundaries}); never waits.
+     *
+     * @return completes when the task has run; exceptionally with {@link StoppedException} if
+     *     shutdown began before it was queued or before it could run, or with what the task threw
+     */
+    CompletableFuture<Void> boundary(Runnable task) {
+        Boundaries.Boundary b;
+        claim.lock.lock();
+        try {
+            if (state != State.RUNNING) {
+                return CompletableFuture.failedFuture(new StoppedException("memory manager '" + managerName + "'",
+                        "commitSessionBoundaryAsync"));
+            }
+            b = new Boundaries.Boundary(queue.reserved(), task);
+            boundaries.add(b);
+        } finally {
+            claim.lock.unlock();
+        }
+        Thread w = loop.thread();
+        if (w != null) {
+            LockSupport.unpark(w);
+        } else {
+            loop.wake(); // starts a writer; if none can start, the boundary runs with the next write or fails at shutdown
+        }
+        return b.done;
     }
 
     // ---- the barrier -------------------------------------------------------------------------
@@ -496,8 +529,9 @@ final class Writer {
             LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
         }
         boolean onWriter = Thread.currentThread() == w;
-        boolean complete = queue.finished() >= target
-                || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get));
+        boolean complete = queue.finished() >= target && !boundaries.hasPending()
+                || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get)
+                        && awaitBoundaries(drainDeadline::get));
         claim.lock.lock();
         try {
             int claimedEnd = complete ? BatchClaim.STOPPED : abandonRest();
@@ -512,9 +546,31 @@ final class Writer {
         }
     }
 
-    /** Makes sure a writer runs while writes wait; false if none can (they are then abandoned at once). */
+    /** Waits until no session boundary is pending; false at the deadline or on interrupt. */
+    private boolean awaitBoundaries(LongSupplier deadline) {
+        waits.lock();
+        progressWaiters++;
+        try {
+            while (boundaries.hasPending()) {
+                long remaining = deadline.getAsLong() - ticker.read();
+                if (remaining <= 0 || state == State.ABANDONED) {
+                    return false;
+                }
+                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS));
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } finally {
+            progressWaiters--;
+            waits.unlock();
+        }
+    }
+
+    /** Makes sure a writer runs while writes or boundaries wait; false if none can (they are then abandoned at once). */
     private boolean writerRunsFor(long target) {
-        if (loop.thread() != null || queue.finished() >= target) {
+        if (loop.thread() != null || queue.finished() >= target && !boundaries.hasPending()) {
             return true;
         }
         try {
@@ -543,6 +599,7 @@ final class Writer {
         }
         int from = claim.claimRest();
         claim.addFrom(from, abandoned);
+        boundaries.abandonDeferred(abandoned); // taken off the queue, waiting for a boundary: never started
         long unlinked = queue.reserved() - queue.taken(); // final: the queue is closed
         boolean waiting = false;
         long waitStart = 0;
@@ -576,6 +633,8 @@ final class Writer {
      * writes of the current batch the writer is still handing to its providers.
      */
     private Outcome snapshot(int claimedEnd) {
+        boundaries.failUnclaimed(new StoppedException("memory manager '" + managerName + "'",
+                "session boundary (shutdown came before it could run)"));
         Progress.Counts done = progress.read();
         WriteIds.Builder running = new WriteIds.Builder(idPrefix);
         claim.addStillRunning(done.delivered() + done.failed(), claimedEnd, running);
