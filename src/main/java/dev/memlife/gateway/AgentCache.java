@@ -12,6 +12,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -235,20 +236,39 @@ final class AgentCache {
         }
     }
 
-    /** Removes every entry that is not busy and was last used at least the idle TTL ago. */
-    List<Entry> removeIdle() {
-        List<Entry> idle = new ArrayList<>();
+    /**
+     * Removes every entry that is not busy, was last used at least the idle TTL ago, and whose key
+     * {@code exempt} does not claim. {@code exempt} is the application's: it is asked outside the
+     * lock, and an entry leased again meanwhile stays.
+     */
+    List<Entry> removeIdle(Predicate<String> exempt) {
+        List<String> candidates = new ArrayList<>();
         synchronized (lock) {
             long now = ticker.read();
-            for (Iterator<Entry> it = entries.values().iterator(); it.hasNext(); ) {
-                Entry e = it.next();
-                if (e.leases == 0 && now - e.lastUsedNanos >= idleTtlNanos) {
-                    it.remove();
+            for (Entry e : entries.values()) {
+                if (isIdle(e, now)) {
+                    candidates.add(e.key);
+                }
+            }
+        }
+        List<Entry> idle = new ArrayList<>();
+        for (String key : candidates) {
+            if (exempt.test(key)) {
+                continue;
+            }
+            synchronized (lock) {
+                Entry e = entries.get(key);
+                if (e != null && isIdle(e, ticker.read())) {
+                    entries.remove(key);
                     idle.add(leave(e));
                 }
             }
         }
         return idle;
+    }
+
+    private boolean isIdle(Entry e, long now) {
+        return e.leases == 0 && now - e.lastUsedNanos >= idleTtlNanos;
     }
 
     /** Stops the cache for good and hands back every entry, busy or not. */

@@ -18,9 +18,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.BiPredicate;
+import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -80,6 +83,11 @@ public final class AgentGateway implements AutoCloseable {
     private final ThreadPoolExecutor housekeeping;
     private final TeardownTally teardowns = new TeardownTally();
     private final ThrottledLog warnings = new ThrottledLog(LOG);
+    /** Commits a session's work before its agent is evicted; null: evict at once. */
+    private final BiPredicate<String, AgentMemory> beforeEviction;
+    /** Sessions the idle sweep leaves to another path (their expiry). */
+    private final Predicate<String> idleSweepSkips;
+    private final KeptAgents kept = new KeptAgents();
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
     /** When the idle sweep last ran, by the gateway's ticker; CAS so only one caller sweeps at a time. */
@@ -88,6 +96,8 @@ public final class AgentGateway implements AutoCloseable {
     private AgentGateway(Builder b) {
         this.name = b.name;
         this.evictionMode = b.evictionMode;
+        this.beforeEviction = b.beforeEviction;
+        this.idleSweepSkips = b.idleSweepSkips;
         this.stopMode = b.stopMode;
         this.idleTtl = b.idleTtl;
         this.sweepIntervalNanos = b.sweepInterval.toNanos();
@@ -231,7 +241,8 @@ public final class AgentGateway implements AutoCloseable {
      */
     public List<String> sweepIdle() {
         lastSweepNanos.set(ticker.read());
-        List<AgentCache.Entry> idle = cache.removeIdle();
+        retryKept();
+        List<AgentCache.Entry> idle = cache.removeIdle(idleSweepSkips);
         evictAll(idle, "idle for " + idleTtl);
         List<String> keys = new ArrayList<>(idle.size());
         for (AgentCache.Entry e : idle) {
@@ -320,7 +331,8 @@ public final class AgentGateway implements AutoCloseable {
             return stopReport.join();
         }
         try {
-            GatewayStopReport report = new GatewayStop(cache, housekeeping, e -> tearDown(e, stopMode, "gateway stop"), timeout, ticker).run();
+            GatewayStopReport report = new GatewayStop(cache, kept::entries, housekeeping, this::tearDownAtStop, timeout,
+                    ticker).run();
             state.set(State.STOPPED);
             stopReport.complete(report);
             LOG.info("agent gateway stopped: {}", report);
@@ -348,17 +360,101 @@ public final class AgentGateway implements AutoCloseable {
         return tearDown(entry, TeardownMode.CLOSE, why);
     }
 
+    /** The stop's teardown of one agent, cached or kept; a kept agent's eviction ends with it. */
+    private void tearDownAtStop(AgentCache.Entry entry) {
+        CompletableFuture<TeardownResult> teardown = tearDown(entry, stopMode, "gateway stop");
+        CompletableFuture<TeardownResult> eviction = kept.release(entry);
+        if (eviction != null) {
+            propagate(teardown, eviction);
+        }
+    }
+
     /** Claims the agent's teardown in {@code mode} on this thread and runs it on the housekeeping executor. */
     private CompletableFuture<TeardownResult> tearDown(AgentCache.Entry entry, TeardownMode mode, String why) {
         LOG.debug("tearing agent {} of '{}' down, {} ({})", entry.agent, entry.key, mode, why);
         return counted(entry, mode, entry.agent.tearDownAsync(mode, housekeeping));
     }
 
-    /** Soft-tears-down an entry that already left the cache, off this thread, then clears its transcript. */
+    /**
+     * Soft-tears-down an entry that already left the cache, off this thread, then clears its
+     * transcript. With {@link Builder#beforeEviction}, the session's work is committed first, on the
+     * housekeeping executor, and the agent is then released ({@link TeardownMode#RELEASE}: its
+     * extraction just ran, it must not run twice); an agent whose session is still dirty after it is
+     * kept open, its providers alive, and its teardown waits ({@link #retryKept}).
+     */
     private CompletableFuture<TeardownResult> evictRemoved(AgentCache.Entry entry, String why) {
         LOG.debug("evicting agent {} of '{}' ({})", entry.agent, entry.key, why);
-        return counted(entry, evictionMode, entry.agent.tearDownAsync(evictionMode, housekeeping))
+        if (beforeEviction == null || !entry.agent.isOpen()) {
+            return softTearDown(entry, housekeeping);
+        }
+        CompletableFuture<TeardownResult> teardown = new CompletableFuture<>();
+        onHousekeeping(() -> settleThenEvict(entry, teardown));
+        return teardown;
+    }
+
+    private CompletableFuture<TeardownResult> softTearDown(AgentCache.Entry entry, Executor executor) {
+        return softTearDown(entry, evictionMode, executor);
+    }
+
+    private CompletableFuture<TeardownResult> softTearDown(AgentCache.Entry entry, TeardownMode mode,
+            Executor executor) {
+        return counted(entry, mode, entry.agent.tearDownAsync(mode, executor))
                 .whenComplete((result, failure) -> entry.agent.clearTranscript());
+    }
+
+    /** On the housekeeping executor: commits the session's work, then evicts, or keeps the agent if still dirty. */
+    private void settleThenEvict(AgentCache.Entry entry, CompletableFuture<TeardownResult> teardown) {
+        if (settled(entry)) { // committed: released without a second extraction
+            propagate(softTearDown(entry, TeardownMode.RELEASE, Runnable::run), teardown);
+        } else {
+            kept.keep(entry, teardown);
+            warnings.warn("kept", "agent gateway '" + name + "': session '" + entry.key + "' still has uncommitted "
+                    + "work after the commit before its eviction; its agent stays open, providers alive, until a "
+                    + "later sweep finds it committed or the gateway stops", null);
+        }
+    }
+
+    private boolean settled(AgentCache.Entry entry) {
+        try {
+            return beforeEviction.test(entry.key, entry.agent);
+        } catch (RuntimeException e) {
+            LOG.warn("agent gateway '{}': the commit before evicting session '{}' threw; its agent stays open", name,
+                    entry.key, e);
+            return false;
+        }
+    }
+
+    /** At a sweep: evicts the kept agents whose sessions are committed now. */
+    private void retryKept() {
+        for (AgentCache.Entry entry : kept.entries()) {
+            onHousekeeping(() -> {
+                if (settled(entry)) {
+                    CompletableFuture<TeardownResult> teardown = kept.release(entry);
+                    if (teardown != null) {
+                        propagate(softTearDown(entry, TeardownMode.RELEASE, Runnable::run), teardown);
+                    }
+                }
+            });
+        }
+    }
+
+    /** Runs {@code work} on the housekeeping executor; on this thread if the executor refuses it. */
+    private void onHousekeeping(Runnable work) {
+        try {
+            housekeeping.execute(work);
+        } catch (RuntimeException | Error refused) {
+            work.run();
+        }
+    }
+
+    private static void propagate(CompletableFuture<TeardownResult> from, CompletableFuture<TeardownResult> to) {
+        from.whenComplete((result, failure) -> {
+            if (failure != null) {
+                to.completeExceptionally(failure);
+            } else {
+                to.complete(result);
+            }
+        });
     }
 
     /**
@@ -442,6 +538,8 @@ public final class AgentGateway implements AutoCloseable {
         private ThreadFactory threadFactory;
         private TeardownMode evictionMode = TeardownMode.COMMIT_THEN_RELEASE;
         private TeardownMode stopMode = TeardownMode.CLOSE;
+        private BiPredicate<String, AgentMemory> beforeEviction;
+        private Predicate<String> idleSweepSkips = key -> false;
         private Ticker ticker = Ticker.system();
 
         private Builder() {}
@@ -579,6 +677,37 @@ public final class AgentGateway implements AutoCloseable {
          */
         public Builder ticker(Ticker ticker) {
             this.ticker = requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /**
+         * Commits a session's work before its agent is evicted (LRU cap, idle sweep, {@link
+         * AgentGateway#evict}), on the housekeeping executor: {@code commit} is given the session key
+         * and the agent, and answers whether the session is clean now. If it is not (a commit
+         * failed, or is still in flight elsewhere), the agent is kept open, its providers alive, and
+         * evicted at a later sweep once the session is committed, or at the gateway's stop. Default:
+         * none, evict at once. With a {@code SessionCommitTracker}, pass {@code
+         * tracker.commitBeforeEviction(timeout)}, as hermes-webui commits before it evicts.
+         *
+         * @param commit commits the session's work and answers whether it is clean
+         * @return this builder
+         */
+        public Builder beforeEviction(BiPredicate<String, AgentMemory> commit) {
+            this.beforeEviction = requireNonNull(commit, "commit");
+            return this;
+        }
+
+        /**
+         * Sessions the idle sweep leaves alone, because another path will finalize them with their
+         * live transcript (their expiry, as hermes-agent's gateway leaves a finalizable, unexpired
+         * session to its expiry watcher). Asked at each sweep, outside the gateway's locks; default:
+         * none.
+         *
+         * @param skip true for a session key the sweep must not evict
+         * @return this builder
+         */
+        public Builder idleSweepSkips(Predicate<String> skip) {
+            this.idleSweepSkips = requireNonNull(skip, "skip");
             return this;
         }
 

@@ -3,6 +3,7 @@ package dev.memlife.session;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.Ticker;
+import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.SessionCommitter;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
@@ -10,6 +11,7 @@ import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BiPredicate;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -206,6 +208,28 @@ public final class SessionCommitTracker implements AutoCloseable {
             return new CommitResult(CommitResult.Status.NOTHING_TO_COMMIT, sessionId, 0, 0, null, Optional.empty());
         }
         return table.commit(sessionId, null, wait, Checks.saturatedNanos(timeout));
+    }
+
+    /**
+     * What a gateway commits before it evicts an agent ({@code AgentGateway.Builder.beforeEviction}):
+     * given the session key (the session id) and the agent, it commits every dirty segment of the
+     * session through its recorded owner, within {@code timeout} in all, and answers whether the
+     * session is clean. A session still dirty keeps its agent, and so its providers, alive. As
+     * hermes-webui commits a session before it evicts its agent.
+     *
+     * @param timeout the longest the commits of one eviction may wait for a commit in flight
+     * @return the commit, for the gateway's builder
+     */
+    public BiPredicate<String, AgentMemory> commitBeforeEviction(Duration timeout) {
+        Checks.nonNegative(timeout, "timeout");
+        return (sessionId, agent) -> {
+            Deadline deadline = Deadline.after(ticker, timeout);
+            CommitResult r;
+            do {
+                r = commit(sessionId, true, Duration.ofNanos(Math.max(0, deadline.remainingNanos())));
+            } while (r.committed() && r.stillDirty() && !deadline.expired());
+            return !hasUncommittedWork(sessionId);
+        };
     }
 
     private static boolean isBlank(String sessionId) {
