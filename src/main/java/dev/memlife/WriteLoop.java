@@ -336,20 +336,25 @@ final class WriteLoop {
         claim.lock.lock();
         try {
             b = boundaries.ready(queue.finished());
-            if (b == null) {
-                return;
-            }
-            boundaries.remove(b);
         } finally {
             claim.lock.unlock();
         }
-        if (b.claimed.compareAndSet(false, true)) {
+        if (b == null) {
+            return;
+        }
+        if (b.claimed.compareAndSet(false, true)) { // pending until it has run: a drain waits for it
             try {
                 b.task.run();
                 b.done.complete(null);
             } catch (RuntimeException e) {
                 b.done.completeExceptionally(e);
             }
+        }
+        claim.lock.lock();
+        try {
+            boundaries.remove(b);
+        } finally {
+            claim.lock.unlock();
         }
         writer.signalProgress(); // a drain may wait for the boundaries
     }
