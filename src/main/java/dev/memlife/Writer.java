@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -353,16 +354,24 @@ final class Writer {
 
     /** Waits until {@code target} writes are finished; false at the deadline, on interrupt or abandonment. */
     private boolean awaitFinished(long target, LongSupplier deadline) {
+        return awaitProgress(() -> queue.finished() >= target,
+                () -> state == State.ABANDONED && target > queue.reserved() - abandonedCount, deadline);
+    }
+
+    /**
+     * Waits, under {@link #waits}, until {@code done} holds; false once {@code hopeless} holds, at
+     * the deadline, or on interrupt (the flag restored). Re-reads the ticker at every slice.
+     */
+    private boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, LongSupplier deadline) {
         waits.lock();
         progressWaiters++;
         try {
-            while (queue.finished() < target) {
+            while (!done.getAsBoolean()) {
                 long remaining = deadline.getAsLong() - ticker.read();
-                boolean unreachable = state == State.ABANDONED && target > queue.reserved() - abandonedCount;
-                if (unreachable || remaining <= 0) {
+                if (hopeless.getAsBoolean() || remaining <= 0) {
                     return false;
                 }
-                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS)); // re-reads the ticker
+                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS));
             }
             return true;
         } catch (InterruptedException e) {
@@ -546,26 +555,9 @@ final class Writer {
         }
     }
 
-    /** Waits until no session boundary is pending; false at the deadline or on interrupt. */
+    /** Waits until no session boundary is pending; false at the deadline, on interrupt or abandonment. */
     private boolean awaitBoundaries(LongSupplier deadline) {
-        waits.lock();
-        progressWaiters++;
-        try {
-            while (boundaries.hasPending()) {
-                long remaining = deadline.getAsLong() - ticker.read();
-                if (remaining <= 0 || state == State.ABANDONED) {
-                    return false;
-                }
-                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS));
-            }
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } finally {
-            progressWaiters--;
-            waits.unlock();
-        }
+        return awaitProgress(() -> !boundaries.hasPending(), () -> state == State.ABANDONED, deadline);
     }
 
     /** Makes sure a writer runs while writes or boundaries wait; false if none can (they are then abandoned at once). */
