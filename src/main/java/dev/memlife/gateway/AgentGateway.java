@@ -3,15 +3,15 @@ package dev.memlife.gateway;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.StoppedException;
-import dev.memlife.WriteFigures;
 import dev.memlife.Ticker;
+import dev.memlife.WriteFigures;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
-import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,13 +22,13 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.function.BiPredicate;
-import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,10 +84,9 @@ public final class AgentGateway implements AutoCloseable {
     private final TeardownTally teardowns = new TeardownTally();
     private final ThrottledLog warnings = new ThrottledLog(LOG);
     /** Commits a session's work before its agent is evicted; null: evict at once. */
-    private final BiPredicate<String, AgentMemory> beforeEviction;
+    private final CommitBeforeEviction beforeEviction;
     /** Sessions the idle sweep leaves to another path (their expiry). */
     private final Predicate<String> idleSweepSkips;
-    private final KeptAgents kept = new KeptAgents();
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
     /** When the idle sweep last ran, by the gateway's ticker; CAS so only one caller sweeps at a time. */
@@ -96,7 +95,6 @@ public final class AgentGateway implements AutoCloseable {
     private AgentGateway(Builder b) {
         this.name = b.name;
         this.evictionMode = b.evictionMode;
-        this.beforeEviction = b.beforeEviction;
         this.idleSweepSkips = b.idleSweepSkips;
         this.stopMode = b.stopMode;
         this.idleTtl = b.idleTtl;
@@ -107,6 +105,8 @@ public final class AgentGateway implements AutoCloseable {
         this.ticker = b.ticker;
         this.cache = new AgentCache("agent gateway '" + b.name + "'", b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker);
         this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
+        this.beforeEviction = b.beforeEviction == null ? null : new CommitBeforeEviction(b.name, b.beforeEviction,
+                housekeeping, e -> softTearDown(e, TeardownMode.RELEASE, Runnable::run));
         this.lastSweepNanos = new AtomicLong(b.ticker.read());
     }
 
@@ -241,7 +241,9 @@ public final class AgentGateway implements AutoCloseable {
      */
     public List<String> sweepIdle() {
         lastSweepNanos.set(ticker.read());
-        retryKept();
+        if (beforeEviction != null) {
+            beforeEviction.retry();
+        }
         List<AgentCache.Entry> idle = cache.removeIdle(idleSweepSkips);
         evictAll(idle, "idle for " + idleTtl);
         List<String> keys = new ArrayList<>(idle.size());
@@ -331,8 +333,8 @@ public final class AgentGateway implements AutoCloseable {
             return stopReport.join();
         }
         try {
-            GatewayStopReport report = new GatewayStop(cache, kept::entries, housekeeping, this::tearDownAtStop, timeout,
-                    ticker).run();
+            GatewayStopReport report = new GatewayStop(cache, this::keptAgents, housekeeping, this::tearDownAtStop,
+                    timeout, ticker).run();
             state.set(State.STOPPED);
             stopReport.complete(report);
             LOG.info("agent gateway stopped: {}", report);
@@ -363,10 +365,14 @@ public final class AgentGateway implements AutoCloseable {
     /** The stop's teardown of one agent, cached or kept; a kept agent's eviction ends with it. */
     private void tearDownAtStop(AgentCache.Entry entry) {
         CompletableFuture<TeardownResult> teardown = tearDown(entry, stopMode, "gateway stop");
-        CompletableFuture<TeardownResult> eviction = kept.release(entry);
+        CompletableFuture<TeardownResult> eviction = beforeEviction == null ? null : beforeEviction.take(entry);
         if (eviction != null) {
-            propagate(teardown, eviction);
+            CommitBeforeEviction.propagate(teardown, eviction);
         }
+    }
+
+    private List<AgentCache.Entry> keptAgents() {
+        return beforeEviction == null ? List.of() : beforeEviction.entries();
     }
 
     /** Claims the agent's teardown in {@code mode} on this thread and runs it on the housekeeping executor. */
@@ -377,19 +383,15 @@ public final class AgentGateway implements AutoCloseable {
 
     /**
      * Soft-tears-down an entry that already left the cache, off this thread, then clears its
-     * transcript. With {@link Builder#beforeEviction}, the session's work is committed first, on the
-     * housekeeping executor, and the agent is then released ({@link TeardownMode#RELEASE}: its
-     * extraction just ran, it must not run twice); an agent whose session is still dirty after it is
-     * kept open, its providers alive, and its teardown waits ({@link #retryKept}).
+     * transcript; with {@link Builder#beforeEviction}, after committing the session's work ({@link
+     * CommitBeforeEviction}).
      */
     private CompletableFuture<TeardownResult> evictRemoved(AgentCache.Entry entry, String why) {
         LOG.debug("evicting agent {} of '{}' ({})", entry.agent, entry.key, why);
         if (beforeEviction == null || !entry.agent.isOpen()) {
             return softTearDown(entry, housekeeping);
         }
-        CompletableFuture<TeardownResult> teardown = new CompletableFuture<>();
-        onHousekeeping(() -> settleThenEvict(entry, teardown));
-        return teardown;
+        return beforeEviction.evict(entry);
     }
 
     private CompletableFuture<TeardownResult> softTearDown(AgentCache.Entry entry, Executor executor) {
@@ -400,61 +402,6 @@ public final class AgentGateway implements AutoCloseable {
             Executor executor) {
         return counted(entry, mode, entry.agent.tearDownAsync(mode, executor))
                 .whenComplete((result, failure) -> entry.agent.clearTranscript());
-    }
-
-    /** On the housekeeping executor: commits the session's work, then evicts, or keeps the agent if still dirty. */
-    private void settleThenEvict(AgentCache.Entry entry, CompletableFuture<TeardownResult> teardown) {
-        if (settled(entry)) { // committed: released without a second extraction
-            propagate(softTearDown(entry, TeardownMode.RELEASE, Runnable::run), teardown);
-        } else {
-            kept.keep(entry, teardown);
-            warnings.warn("kept", "agent gateway '" + name + "': session '" + entry.key + "' still has uncommitted "
-                    + "work after the commit before its eviction; its agent stays open, providers alive, until a "
-                    + "later sweep finds it committed or the gateway stops", null);
-        }
-    }
-
-    private boolean settled(AgentCache.Entry entry) {
-        try {
-            return beforeEviction.test(entry.key, entry.agent);
-        } catch (RuntimeException e) {
-            LOG.warn("agent gateway '{}': the commit before evicting session '{}' threw; its agent stays open", name,
-                    entry.key, e);
-            return false;
-        }
-    }
-
-    /** At a sweep: evicts the kept agents whose sessions are committed now. */
-    private void retryKept() {
-        for (AgentCache.Entry entry : kept.entries()) {
-            onHousekeeping(() -> {
-                if (settled(entry)) {
-                    CompletableFuture<TeardownResult> teardown = kept.release(entry);
-                    if (teardown != null) {
-                        propagate(softTearDown(entry, TeardownMode.RELEASE, Runnable::run), teardown);
-                    }
-                }
-            });
-        }
-    }
-
-    /** Runs {@code work} on the housekeeping executor; on this thread if the executor refuses it. */
-    private void onHousekeeping(Runnable work) {
-        try {
-            housekeeping.execute(work);
-        } catch (RuntimeException | Error refused) {
-            work.run();
-        }
-    }
-
-    private static void propagate(CompletableFuture<TeardownResult> from, CompletableFuture<TeardownResult> to) {
-        from.whenComplete((result, failure) -> {
-            if (failure != null) {
-                to.completeExceptionally(failure);
-            } else {
-                to.complete(result);
-            }
-        });
     }
 
     /**
