@@ -50,11 +50,16 @@ import org.slf4j.LoggerFactory;
  * the store never opens a fresh file at the path: build a new store to go on. Note that SQLite
  * leaves the old file's {@code -wal} at the path, which it replays into the next file opened there.
  *
- * <p><b>Threads.</b> Thread-safe. Writes use one connection owned by the manager's writer thread;
- * everything else ({@link #prefetch}, {@link #onSessionEnd}, the read-back methods) shares a second
- * connection, one caller at a time. Every lock wait in the database is bounded by {@link
- * Builder#lockTimeout}. After {@link #shutdown()} writes are refused and the read-back methods still
- * work, each on a connection of its own.
+ * <p><b>Threads.</b> Thread-safe. One store serves any number of managers on two connections:
+ * writes ({@link #syncBatch}, {@link #onSessionEnd}) go onto one, one transaction at a time, and
+ * writes that wait for it are <i>group-committed</i>: the next transaction stores all of them
+ * (up to 4,096 rows, first come first served), so one commit stores the batches of many managers.
+ * Each caller waits until its own write is stored, and a manager hands over one batch at a time,
+ * so every manager's writes are stored in its order. A combined transaction that fails blames
+ * none of its writes: each is then stored alone under the retry rule. Reads ({@link #prefetch},
+ * the read-back methods) share the second connection, one caller at a time. Every lock wait in
+ * the database is bounded by {@link Builder#lockTimeout}. After {@link #shutdown()} writes are
+ * refused and the read-back methods still work, each on a connection of its own.
  */
 public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
@@ -80,6 +85,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     private final Clock wallClock;
     private final ConnectionHolder writes;
     private final ConnectionHolder others;
+    private final GroupCommit groupCommit;
     private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
     // Counted for figures(), once per batch or session end.
     private final AtomicLong batchesStored = new AtomicLong();
@@ -101,6 +107,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         this.wallClock = b.wallClock;
         this.writes = new ConnectionHolder(database);
         this.others = new ConnectionHolder(database);
+        this.groupCommit = new GroupCommit(writes, retry, tables::insertWrites);
     }
 
     /**
@@ -160,9 +167,12 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     }
 
     /**
-     * Stores {@code turns} in one transaction, skipping write ids already stored. Waits for the
-     * database, each statement bounded by the lock timeout, and between failed attempts for the
-     * backoff; an interrupt during a backoff ends the retries at once (flag restored).
+     * Stores {@code turns} in one transaction, skipping write ids already stored. Writes of other
+     * managers waiting for the store's write connection at the same time share that transaction
+     * (see the class comment); a combined transaction that fails is rolled back and each of its
+     * batches stored alone, so a batch fails only by a failure of its own. Waits for the database,
+     * each statement bounded by the lock timeout, and between failed attempts for the backoff; an
+     * interrupt during a backoff ends the retries at once (flag restored).
      *
      * @throws JdbcStoreException if every attempt failed; nothing of the batch was stored
      * @throws StoppedException if the provider was shut down
@@ -174,14 +184,14 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         if (turns.isEmpty()) {
             return;
         }
-        long storedAt = wallClock.millis();
-        int stored = retry.run("store " + describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
+        GroupCommit.Write write = GroupCommit.Write.turns(turns, wallClock.millis());
+        groupCommit.store(write, "store " + describe(turns));
         batchesStored.incrementAndGet();
-        turnsStored.addAndGet(stored);
-        turnsSkipped.addAndGet(turns.size() - stored);
+        turnsStored.addAndGet(write.stored);
+        turnsSkipped.addAndGet(turns.size() - write.stored);
         lastWrittenSession = turns.get(turns.size() - 1).sessionId();
-        if (stored < turns.size() && LOG.isDebugEnabled()) {
-            LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - stored,
+        if (write.stored < turns.size() && LOG.isDebugEnabled()) {
+            LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - write.stored,
                     turns.size());
         }
     }
@@ -202,9 +212,10 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     }
 
     /**
-     * Records the end of session {@code sessionId} with the transcript's message count; what every
-     * manager calls, so a store shared by many agents records each session's own end. Waits like
-     * {@link #syncBatch}.
+     * Records the end of session {@code sessionId} with the transcript's message count, on the
+     * write connection like a batch (and in the same transaction as the writes waiting with it);
+     * what every manager calls, so a store shared by many agents records each session's own end.
+     * Waits like {@link #syncBatch}.
      *
      * @throws JdbcStoreException if every attempt failed
      */
@@ -213,11 +224,8 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         requireNonNull(sessionId, "sessionId");
         requireNonNull(messages, "messages");
         checkOpen("onSessionEnd");
-        long endedAt = wallClock.millis();
-        retry.run("record the end of session '" + sessionId + "'", others, c -> {
-            tables.insertSessionEnd(c, sessionId, messages.size(), endedAt);
-            return null;
-        });
+        groupCommit.store(GroupCommit.Write.sessionEnd(sessionId, messages.size(), wallClock.millis()),
+                "record the end of session '" + sessionId + "'");
         sessionEndsStored.incrementAndGet();
     }
 
@@ -315,6 +323,11 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     @Override
     public void close() {
         shutdown();
+    }
+
+    /** Writes waiting for the write connection, not yet in a transaction; for tests and diagnostics. */
+    int queuedWrites() {
+        return groupCommit.queued();
     }
 
     @Override

@@ -24,11 +24,11 @@ final class Retry {
     private final String provider;
     private final String database;
     private final int attempts;
+    private final Duration backoff;
+    private final Sleeper sleeper;
     /** Attempts that failed, and calls that failed after every attempt: for {@link StoreFigures}. */
     private final AtomicLong failedAttempts = new AtomicLong();
     private final AtomicLong failedCalls = new AtomicLong();
-    private final Duration backoff;
-    private final Sleeper sleeper;
 
     Retry(String provider, String database, int attempts, Duration backoff, Sleeper sleeper) {
         this.provider = provider;
@@ -47,12 +47,18 @@ final class Retry {
      * @throws JdbcStoreException if no attempt succeeded, or a backoff was interrupted
      */
     <T> T run(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
-        try {
-            return attempt(what, holder, work);
-        } catch (JdbcStoreException e) {
-            failedCalls.incrementAndGet();
-            throw e;
-        }
+        return attempts(what, holder, work, null);
+    }
+
+    /**
+     * Goes on with the rule after {@code work}'s first attempt, made elsewhere, failed with {@code
+     * firstFailure}: waits the first backoff and runs the second attempt, and so on, exactly as if
+     * {@link #run} had made the first one.
+     *
+     * @throws JdbcStoreException if no attempt succeeded, or a backoff was interrupted
+     */
+    <T> T resume(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException firstFailure) {
+        return attempts(what, holder, work, firstFailure);
     }
 
     long failedAttempts() {
@@ -63,26 +69,37 @@ final class Retry {
         return failedCalls.get();
     }
 
-    private <T> T attempt(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
+    private <T> T attempts(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
+        try {
+            return attempt(what, holder, work, failed);
+        } catch (JdbcStoreException e) {
+            failedCalls.incrementAndGet();
+            throw e;
+        }
+    }
+
+    private <T> T attempt(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
         SQLException last = null;
         // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
         for (int attempt = 1; ; attempt++) {
-            try {
-                return holder.use(work);
-            } catch (StoreFile.LostException e) {
-                failedAttempts.incrementAndGet();
-                if (last != null) {
-                    e.addSuppressed(last);
+            SQLException e = failed;
+            failed = null;
+            if (e == null) {
+                try {
+                    return holder.use(work);
+                } catch (SQLException thrown) {
+                    e = thrown;
                 }
+            }
+            failedAttempts.incrementAndGet();
+            if (last != null) {
+                e.addSuppressed(last);
+            }
+            if (e instanceof StoreFile.LostException) {
                 throw new JdbcStoreException(provider + ": could not " + what + " in " + database + ": "
                         + e.getMessage(), e);
-            } catch (SQLException e) {
-                failedAttempts.incrementAndGet();
-                if (last != null) {
-                    e.addSuppressed(last);
-                }
-                last = e;
             }
+            last = e;
             if (attempt == attempts) {
                 break;
             }
@@ -91,7 +108,7 @@ final class Retry {
                     attempts, what, database, wait.toMillis(), last);
             try {
                 sleeper.sleep(wait);
-            } catch (InterruptedException e) {
+            } catch (InterruptedException interrupt) {
                 Thread.currentThread().interrupt();
                 throw new JdbcStoreException(provider + ": interrupted while retrying to " + what + " in "
                         + database + " after " + attempt + " failed attempts", last);

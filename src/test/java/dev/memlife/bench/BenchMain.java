@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import dev.memlife.MemoryManager;
+import dev.memlife.agent.TeardownMode;
 import dev.memlife.session.SessionCommitTracker;
 import java.time.Duration;
 import org.openjdk.jmh.results.RunResult;
@@ -40,10 +41,11 @@ public final class BenchMain {
     public static void main(String[] args) throws Exception {
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
-            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain]\n"
+            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service]\n"
                     + "  --quick  the whole suite in a few minutes on 2 cores (default)\n"
                     + "  --full   more forks and iterations: tighter error bars\n"
-                    + "  --only   run just these sections (for working on one figure)");
+                    + "  --only   run just these sections (for working on one figure); service is the many-agents\n"
+                    + "           section of issue 12, also runnable in parts: storedrain, gatewaystop, pgpool, idleagents");
             return;
         }
         List<String> only = List.of();
@@ -76,6 +78,18 @@ public final class BenchMain {
         }
         if (wanted("drain")) {
             sessionDrain();
+        }
+        if (wanted("service") || only.contains("storedrain")) {
+            storeDrain();
+        }
+        if (wanted("service") || only.contains("gatewaystop")) {
+            gatewayStop();
+        }
+        if (wanted("service") || only.contains("pgpool")) {
+            postgresPool();
+        }
+        if (wanted("service") || only.contains("idleagents")) {
+            idleAgents();
         }
         results.put("targets", targets);
         results.put("suiteSeconds", (System.nanoTime() - start) / 1e9);
@@ -217,6 +231,199 @@ public final class BenchMain {
                 "persistedBatchSize1", single.persisted(), "ratio", ratio,
                 "batchedFinishedEverything", batched.report().complete(),
                 "reportBatched", batched.report().toString(), "reportBatchSize1", single.report().toString());
+    }
+
+    // ---- many agents, one service (issue 12) -------------------------------------------------
+
+    /**
+     * One manager's drain into SQLite against the plain JDBC loop, the same rows into the same
+     * schema (issue 12, part 7). Rounds alternate which runs first; the figure is the ratio of the
+     * pooled rates (all rows over all time, each side).
+     */
+    private void storeDrain() throws Exception {
+        int turns = full ? 500_000 : 200_000;
+        int rounds = full ? 6 : 3;
+        System.out.println("running the store drain vs the plain JDBC loop (" + rounds + " rounds x " + turns
+                + " rows each) ...");
+        StoreDrainRace.memlife(50_000); // warm-up of both paths, not counted
+        StoreDrainRace.plain(50_000);
+        List<Map<String, Object>> perRound = new ArrayList<>();
+        double memlifeSeconds = 0;
+        double plainSeconds = 0;
+        List<Double> ratios = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            double m;
+            double p;
+            if (r % 2 == 0) {
+                m = StoreDrainRace.memlife(turns);
+                p = StoreDrainRace.plain(turns);
+            } else {
+                p = StoreDrainRace.plain(turns);
+                m = StoreDrainRace.memlife(turns);
+            }
+            memlifeSeconds += turns / m;
+            plainSeconds += turns / p;
+            ratios.add(m / p);
+            perRound.add(entry("memlifeRowsPerSecond", m, "plainRowsPerSecond", p, "ratio", m / p));
+        }
+        double memlife = rounds * turns / memlifeSeconds;
+        double plain = rounds * turns / plainSeconds;
+        double ratio = memlife / plain;
+        results.put("storeDrainVsPlainLoop", entry("rows", turns, "rounds", rounds, "memlifeRowsPerSecond", memlife,
+                "plainRowsPerSecond", plain, "ratio", ratio, "medianRoundRatio", median(ratios), "perRound", perRound,
+                "peer", "plain JDBC loop: one prepared INSERT, executeBatch and commit every "
+                        + PlainJdbcLoop.ROWS_PER_TRANSACTION + " rows, WAL, synchronous=FULL, same schema and rows"));
+        table.add(String.format("store drain, one manager, %,d queued rows into SQLite: memlife %,.0f rows/s vs plain "
+                + "JDBC loop %,.0f rows/s (%.2fx; rounds %s)", turns, memlife, plain, ratio, ratios(ratios)));
+        target("one manager's drain into SQLite vs the plain JDBC loop, rows/s", ratio, ">= 0.9x", ratio >= 0.9);
+    }
+
+    /**
+     * The gateway stop of issue 12: 1,000 agents, 1,000,000 queued writes, one shared SQLite store, a
+     * 5 s stop, against the plain loop for 5 s into the same schema, run just before and just after
+     * each stop (their mean is the round's peer, which evens out a drift of the machine).
+     */
+    private void gatewayStop() throws Exception {
+        int agents = 1_000;
+        int perAgent = 1_000;
+        Duration budget = Duration.ofSeconds(5);
+        int rounds = full ? 5 : 3;
+        System.out.println("running the gateway stop (" + agents + " agents, " + agents * perAgent + " queued writes, "
+                + budget.toSeconds() + " s) vs the plain JDBC loop, " + rounds + " rounds ...");
+        GatewayStopRace.run(200, 500, budget, TeardownMode.CLOSE); // warm-up, not counted
+        StoreDrainRace.plainFor(agents, perAgent, Duration.ofSeconds(1));
+        List<Map<String, Object>> perRound = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
+        double memlifeRows = 0;
+        double memlifeSeconds = 0;
+        double plainRows = 0;
+        double plainSeconds = 0;
+        boolean accounted = true;
+        String accounting = "";
+        for (int r = 0; r < rounds; r++) {
+            PlainJdbcLoop.Result before = StoreDrainRace.plainFor(agents, perAgent, budget);
+            GatewayStopRace.Result g = GatewayStopRace.run(agents, perAgent, budget, TeardownMode.CLOSE);
+            PlainJdbcLoop.Result after = StoreDrainRace.plainFor(agents, perAgent, budget);
+            double plain = (before.rows() + after.rows()) / ((before.nanos() + after.nanos()) / 1e9);
+            double ratio = g.rowsPerSecond() / plain;
+            ratios.add(ratio);
+            memlifeRows += g.rowsMeasured();
+            memlifeSeconds += g.nanosMeasured() / 1e9;
+            plainRows += before.rows() + after.rows();
+            plainSeconds += (before.nanos() + after.nanos()) / 1e9;
+            accounted &= g.accounting().startsWith("ok");
+            accounting = g.accounting();
+            perRound.add(entry("persistedWhenStopReturned", g.persistedAtReturn(), "stopSeconds", g.stopNanos() / 1e9,
+                    "allPersistedAfterSeconds", g.allPersistedNanos() > 0 ? g.allPersistedNanos() / 1e9 : null,
+                    "memlifeRowsPerSecond", g.rowsPerSecond(), "plainRowsPerSecondBefore", before.rowsPerSecond(),
+                    "plainRowsPerSecondAfter", after.rowsPerSecond(), "ratio", ratio,
+                    "agentsClosedWithinStop", g.report().closed().size(),
+                    "agentsNotFinishedAtDeadline", g.report().notFinished().size(),
+                    "storedInTheEnd", g.storedInTheEnd(), "writesByStatus", g.statuses().toString(),
+                    "accounting", g.accounting()));
+            System.out.printf("  round %d: memlife %,d rows in %.2f s (%,.0f/s; the stop returned after %.2f s with %,d); "
+                    + "plain %,.0f/s before, %,.0f/s after; %.2fx; %s%n", r + 1, g.rowsMeasured(),
+                    g.nanosMeasured() / 1e9, g.rowsPerSecond(), g.stopNanos() / 1e9, g.persistedAtReturn(),
+                    before.rowsPerSecond(), after.rowsPerSecond(), ratio, g.accounting());
+        }
+        double memlife = memlifeRows / memlifeSeconds;
+        double plain = plainRows / plainSeconds;
+        double ratio = memlife / plain;
+        results.put("gatewayStopVsPlainLoop", entry("agents", agents, "queuedWrites", agents * perAgent,
+                "budgetSeconds", budget.toSeconds(), "stopMode", "CLOSE", "rounds", rounds,
+                "memlifeRowsPerSecond", memlife, "plainRowsPerSecond", plain, "ratio", ratio,
+                "medianRoundRatio", median(ratios), "perRound", perRound,
+                "method", "writes persisted per second: if every queued write was in the database before gateway.stop "
+                        + "returned, all of them over the time until the last was (sampled every "
+                        + GatewayStopRace.SAMPLE_MILLIS + " ms; the stop then goes on with session ends and "
+                        + "shutdowns), else the rows in the database when it returned over its time; the plain loop "
+                        + "for at most the same 5 s and rows, just before and just after each stop, rows over the time "
+                        + "to its last commit"));
+        table.add(String.format("gateway stop, %,d agents, %,d queued writes, %d s, one shared SQLite store: %,.0f rows/s "
+                + "vs plain JDBC loop %,.0f rows/s (%.2fx; rounds %s); every write accounted by id: %s", agents,
+                agents * perAgent, budget.toSeconds(), memlife, plain, ratio, ratios(ratios), accounted));
+        target("gateway stop, 1,000 agents, 1,000,000 queued writes, rows/s vs the plain JDBC loop", ratio, ">= 0.9x",
+                ratio >= 0.9);
+        target("gateway stop: every write accounted by id", accounting, "all", accounted);
+    }
+
+    /** 128 agents against PostgreSQL through a pool of 10 connections, all writing at once. */
+    private void postgresPool() throws Exception {
+        String why = PostgresPool.unavailable();
+        if (why != null) {
+            System.out.println("skipping the PostgreSQL pool benchmark: " + why);
+            results.put("postgresPool", entry("skipped", why));
+            table.add("PostgreSQL, 128 agents through a pool of 10: skipped (" + why + ")");
+            return;
+        }
+        int agents = 128;
+        int poolSize = 10;
+        int turns = full ? 1_000 : 250;
+        System.out.println("running 128 agents against PostgreSQL through a pool of " + poolSize + " ...");
+        PostgresPool.Result r = PostgresPool.run(agents, poolSize, turns);
+        results.put("postgresPool", entry("agents", agents, "poolSize", poolSize, "turnsEach", turns,
+                "accepted", r.accepted(), "stored", r.stored(), "distinctWriteIds", r.distinctIds(),
+                "sessionEnds", r.sessionEnds(), "distinctSessionsNamedBySessionEnds", r.sessionEndSessions(),
+                "connectionErrors", r.connectionErrors(),
+                "failedWrites", r.failedWrites(), "agentThreadFailures", r.threadFailures(),
+                "peakActivePoolConnections", r.peakActive(), "peakConnectionsBorrowedByStore", r.peakBorrowedByStore(),
+                "seconds", r.seconds(), "writesPerSecond", r.writesPerSecond(), "accounting", r.accounting()));
+        table.add(String.format("PostgreSQL, %d agents writing at once through a pool of %d: %,d of %,d writes stored "
+                + "once each, %d connection errors, %d failed, at most %d pool connections active (%,.0f writes/s)",
+                agents, poolSize, r.stored(), r.accepted(), r.connectionErrors(), r.failedWrites(), r.peakActive(),
+                r.writesPerSecond()));
+        target("PostgreSQL, 128 agents through a pool of 10: no connection error, every write stored once",
+                r.accounting() + "; " + r.connectionErrors() + " connection errors", "no error, all stored once",
+                r.ok());
+    }
+
+    /** 10,000 live agents over one shared SQLite store on a pool, each writing a few turns, then idle. */
+    private void idleAgents() throws Exception {
+        int agents = 10_000;
+        int turns = 3;
+        int poolSize = 4;
+        Duration idle = Duration.ofSeconds(5);
+        System.out.println("running " + agents + " live agents, " + turns + " turns each, then idle for "
+                + idle.toSeconds() + " s ...");
+        IdleAgents.Result r = IdleAgents.run(agents, turns, idle, poolSize);
+        results.put("idleAgents", entry("agents", agents, "turnsEach", turns, "idleSeconds", idle.toSeconds(),
+                "poolSize", poolSize, "memlifeThreadsAliveAfterIdle", r.memlifeThreadsAfterIdle(),
+                "peakMemlifeThreads", r.peakMemlifeThreads(), "someThreadsAfterIdle", r.threadNamesAfterIdle(),
+                "pendingWritesAtLastWrite", r.pendingAtLastWrite(), "pendingWritesAfterIdle", r.pendingAfterIdle(),
+                "peakConnectionsBorrowedByStore", r.peakBorrowed(), "peakPhysicalConnections", r.peakPhysical(),
+                "connectionsBorrowedAfterIdle", r.openBorrowedAfterIdle(), "connectionErrors", r.refused(),
+                "bytesPerIdleAgent", r.bytesPerAgent(), "topHeapGrowthPerAgent", r.topClasses(),
+                "accepted", r.accepted(), "storedRows", r.stored(), "accounting", r.accounting(),
+                "memlifeThreadsAfterStop", r.memlifeThreadsAfterStop(), "secondsToCreateAndWrite", r.setupSeconds(),
+                "method", "threads named memlife-* alive " + idle.toSeconds() + " s after the last syncAll; heap: "
+                        + "used after 5 System.gc() calls, difference over the agents (manager, agent, cache entry "
+                        + "and whatever they keep), divided; connections counted around and under a HikariCP pool"));
+        table.add(String.format("%,d idle agents, one SQLite store, pool of %d: %d memlife threads alive %d s after the "
+                + "last write (peak %,d), %d connections borrowed at most, %,.0f bytes of heap per idle agent; every "
+                + "write accounted: %s", agents, poolSize, r.memlifeThreadsAfterIdle(), idle.toSeconds(),
+                r.peakMemlifeThreads(), r.peakBorrowed(), r.bytesPerAgent(), r.accounting().startsWith("ok")));
+        target("10,000 idle agents: memlife threads alive 5 s after the last write", r.memlifeThreadsAfterIdle(),
+                "<= 8", r.memlifeThreadsAfterIdle() <= 8);
+        target("10,000 idle agents: connections open", r.peakBorrowed() + " borrowed at most, " + r.peakPhysical()
+                + " physical", "<= pool size " + poolSize, r.peakBorrowed() <= poolSize && r.peakPhysical() <= poolSize);
+        target("10,000 idle agents: retained heap per idle agent, bytes", r.bytesPerAgent(), "<= 4096",
+                r.bytesPerAgent() <= 4096);
+        target("10,000 idle agents: every write accounted", r.accounting(), "all", r.accounting().startsWith("ok"));
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(null);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    private static String ratios(List<Double> ratios) {
+        StringBuilder out = new StringBuilder();
+        for (double r : ratios) {
+            out.append(out.length() == 0 ? "" : ", ").append(String.format("%.2f", r));
+        }
+        return out.toString();
     }
 
     // ---- helpers -----------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+package dev.memlife.bench;
+
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * Counts the connections a DataSource hands out: how many are open now (handed out, not closed
+ * yet), the most ever open at once, and how many were opened in all, and how many getConnection
+ * calls failed. Around a pool it counts connections borrowed; under a pool, physical ones.
+ * Thread-safe.
+ */
+final class CountingDataSource implements DataSource {
+
+    private final DataSource real;
+    private final AtomicInteger open = new AtomicInteger();
+    private final AtomicInteger peak = new AtomicInteger();
+    private final AtomicInteger opened = new AtomicInteger();
+    private final AtomicInteger refused = new AtomicInteger();
+
+    CountingDataSource(DataSource real) {
+        this.real = real;
+    }
+
+    int open() {
+        return open.get();
+    }
+
+    int peak() {
+        return peak.get();
+    }
+
+    int opened() {
+        return opened.get();
+    }
+
+    int refused() {
+        return refused.get();
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+        Connection c;
+        try {
+            c = real.getConnection();
+        } catch (SQLException | RuntimeException e) {
+            refused.incrementAndGet();
+            throw e;
+        }
+        opened.incrementAndGet();
+        peak.accumulateAndGet(open.incrementAndGet(), Math::max);
+        boolean[] closed = {false};
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("close") && method.getParameterCount() == 0) {
+                        synchronized (closed) {
+                            if (!closed[0]) {
+                                closed[0] = true;
+                                open.decrementAndGet();
+                            }
+                        }
+                    }
+                    try {
+                        return method.invoke(c, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        throw new SQLFeatureNotSupportedException("not used");
+    }
+
+    @Override
+    public PrintWriter getLogWriter() throws SQLException {
+        return real.getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) throws SQLException {
+        real.setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) throws SQLException {
+        real.setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() throws SQLException {
+        return real.getLoginTimeout();
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        return real.getParentLogger();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        if (iface.isInstance(this)) {
+            return iface.cast(this);
+        }
+        return real.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+        return iface.isInstance(this) || real.isWrapperFor(iface);
+    }
+}
