@@ -3,6 +3,8 @@ package dev.memlife;
 import dev.memlife.Writer.State;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -59,8 +61,22 @@ final class WriteLoop {
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
 
-    /** The session of the last write finished; written by the writer once per chunk, before it publishes. */
-    private volatile String lastSession;
+    private static final VarHandle LAST_SESSION;
+
+    static {
+        try {
+            LAST_SESSION = MethodHandles.lookup().findVarHandle(WriteLoop.class, "lastSession", String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * The session of the last write finished; written by the writer once per chunk, before it
+     * publishes (a release store: no fence on the writer's path), read with acquire.
+     */
+    @SuppressWarnings("unused") // through LAST_SESSION
+    private String lastSession;
     /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
     private final Object startLock = new Object();
     /** The writer thread once started; null again if it died of an Error. */
@@ -89,7 +105,7 @@ final class WriteLoop {
 
     /** The session of the last write the writer finished; null before the first. */
     String lastSession() {
-        return lastSession;
+        return (String) LAST_SESSION.getAcquire(this);
     }
 
     /** The writer thread, if one was started (and has not died). */
@@ -406,7 +422,7 @@ final class WriteLoop {
     /** Publishes a finished chunk, and wakes whoever waits for progress. */
     private void publish(List<Turn> batch, int from, int to, boolean ok) {
         int n = to - from;
-        lastSession = batch.get(to - 1).sessionId(); // before the count: a flush that returns sees it
+        LAST_SESSION.setRelease(this, batch.get(to - 1).sessionId()); // before the count: a flush that returns sees it
         if (ok) {
             progress.delivered(n);
         } else {
