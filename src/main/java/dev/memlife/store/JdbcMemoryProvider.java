@@ -49,11 +49,16 @@ import org.slf4j.LoggerFactory;
  * the store never opens a fresh file at the path: build a new store to go on. Note that SQLite
  * leaves the old file's {@code -wal} at the path, which it replays into the next file opened there.
  *
- * <p><b>Threads.</b> Thread-safe. Writes use one connection owned by the manager's writer thread;
- * everything else ({@link #prefetch}, {@link #onSessionEnd}, the read-back methods) shares a second
- * connection, one caller at a time. Every lock wait in the database is bounded by {@link
- * Builder#lockTimeout}. After {@link #shutdown()} writes are refused and the read-back methods still
- * work, each on a connection of its own.
+ * <p><b>Threads.</b> Thread-safe. One store serves any number of managers on two connections:
+ * writes ({@link #syncBatch}, {@link #onSessionEnd}) go onto one, one transaction at a time, and
+ * writes that wait for it are <i>group-committed</i>: the next transaction stores all of them
+ * (up to 4,096 rows, first come first served), so one commit stores the batches of many managers.
+ * Each caller waits until its own write is stored, and a manager hands over one batch at a time,
+ * so every manager's writes are stored in its order. A combined transaction that fails blames
+ * none of its writes: each is then stored alone under the retry rule. Reads ({@link #prefetch},
+ * the read-back methods) share the second connection, one caller at a time. Every lock wait in
+ * the database is bounded by {@link Builder#lockTimeout}. After {@link #shutdown()} writes are
+ * refused and the read-back methods still work, each on a connection of its own.
  */
 public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
@@ -79,6 +84,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     private final Clock wallClock;
     private final ConnectionHolder writes;
     private final ConnectionHolder others;
+    private final GroupCommit groupCommit;
     private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
     /** The session last passed to {@link #initialize}; the one {@link #onSessionEnd} records. */
     private volatile String initializedSession;
@@ -95,6 +101,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         this.wallClock = b.wallClock;
         this.writes = new ConnectionHolder(database);
         this.others = new ConnectionHolder(database);
+        this.groupCommit = new GroupCommit(writes, retry, tables::insertWrites);
     }
 
     /**
@@ -154,9 +161,12 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     }
 
     /**
-     * Stores {@code turns} in one transaction, skipping write ids already stored. Waits for the
-     * database, each statement bounded by the lock timeout, and between failed attempts for the
-     * backoff; an interrupt during a backoff ends the retries at once (flag restored).
+     * Stores {@code turns} in one transaction, skipping write ids already stored. Writes of other
+     * managers waiting for the store's write connection at the same time share that transaction
+     * (see the class comment); a combined transaction that fails is rolled back and each of its
+     * batches stored alone, so a batch fails only by a failure of its own. Waits for the database,
+     * each statement bounded by the lock timeout, and between failed attempts for the backoff; an
+     * interrupt during a backoff ends the retries at once (flag restored).
      *
      * @throws JdbcStoreException if every attempt failed; nothing of the batch was stored
      * @throws StoppedException if the provider was shut down
@@ -168,18 +178,20 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         if (turns.isEmpty()) {
             return;
         }
-        long storedAt = wallClock.millis();
-        int stored = retry.run("store " + describe(turns), writes, c -> tables.insertTurns(c, turns, storedAt));
+        GroupCommit.Write write = GroupCommit.Write.turns(turns, wallClock.millis());
+        groupCommit.store(write, "store " + describe(turns));
         lastWrittenSession = turns.get(turns.size() - 1).sessionId();
-        if (stored < turns.size() && LOG.isDebugEnabled()) {
-            LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - stored,
+        if (write.stored < turns.size() && LOG.isDebugEnabled()) {
+            LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - write.stored,
                     turns.size());
         }
     }
 
     /**
      * Records the end of the session last {@link #initialize initialized} (else of the last one
-     * written, else {@code ""}) with the transcript's message count. Waits like {@link #syncBatch}.
+     * written, else {@code ""}) with the transcript's message count, on the write connection like
+     * a batch (and in the same transaction as writes waiting with it). Waits like {@link
+     * #syncBatch}.
      *
      * @throws JdbcStoreException if every attempt failed
      */
@@ -190,11 +202,8 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         String initialized = initializedSession;
         String written = lastWrittenSession;
         String sid = initialized != null ? initialized : written != null ? written : "";
-        long endedAt = wallClock.millis();
-        retry.run("record the end of session '" + sid + "'", others, c -> {
-            tables.insertSessionEnd(c, sid, messages.size(), endedAt);
-            return null;
-        });
+        groupCommit.store(GroupCommit.Write.sessionEnd(sid, messages.size(), wallClock.millis()),
+                "record the end of session '" + sid + "'");
     }
 
     /**
@@ -280,6 +289,11 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     @Override
     public void close() {
         shutdown();
+    }
+
+    /** Writes waiting for the write connection, not yet in a transaction; for tests and diagnostics. */
+    int queuedWrites() {
+        return groupCommit.queued();
     }
 
     @Override

@@ -43,23 +43,41 @@ final class Retry {
      * @throws JdbcStoreException if no attempt succeeded, or a backoff was interrupted
      */
     <T> T run(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work) {
+        return attempts(what, holder, work, null);
+    }
+
+    /**
+     * Goes on with the rule after {@code work}'s first attempt, made elsewhere, failed with {@code
+     * firstFailure}: waits the first backoff and runs the second attempt, and so on, exactly as if
+     * {@link #run} had made the first one.
+     *
+     * @throws JdbcStoreException if no attempt succeeded, or a backoff was interrupted
+     */
+    <T> T resume(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException firstFailure) {
+        return attempts(what, holder, work, firstFailure);
+    }
+
+    private <T> T attempts(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
         SQLException last = null;
         // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
         for (int attempt = 1; ; attempt++) {
-            try {
-                return holder.use(work);
-            } catch (StoreFile.LostException e) {
-                if (last != null) {
-                    e.addSuppressed(last);
+            SQLException e = failed;
+            failed = null;
+            if (e == null) {
+                try {
+                    return holder.use(work);
+                } catch (SQLException thrown) {
+                    e = thrown;
                 }
+            }
+            if (last != null) {
+                e.addSuppressed(last);
+            }
+            if (e instanceof StoreFile.LostException) {
                 throw new JdbcStoreException(provider + ": could not " + what + " in " + database + ": "
                         + e.getMessage(), e);
-            } catch (SQLException e) {
-                if (last != null) {
-                    e.addSuppressed(last);
-                }
-                last = e;
             }
+            last = e;
             if (attempt == attempts) {
                 break;
             }
@@ -68,7 +86,7 @@ final class Retry {
                     attempts, what, database, wait.toMillis(), last);
             try {
                 sleeper.sleep(wait);
-            } catch (InterruptedException e) {
+            } catch (InterruptedException interrupt) {
                 Thread.currentThread().interrupt();
                 throw new JdbcStoreException(provider + ": interrupted while retrying to " + what + " in "
                         + database + " after " + attempt + " failed attempts", last);

@@ -55,43 +55,70 @@ final class Tables {
     }
 
     /**
-     * Inserts {@code batch} in one transaction; a write id already stored is skipped. On failure
-     * the transaction is rolled back and the exception rethrown.
-     *
-     * @return how many turns were new
+     * Stores {@code writes} in one transaction, in their order: every batch's turns (a write id
+     * already stored is skipped), and every session end. Sets each batch's {@link
+     * GroupCommit.Write#stored count of new turns}. On failure the transaction is rolled back and
+     * the exception rethrown.
      */
-    int insertTurns(Connection c, List<Turn> batch, long storedAtMillis) throws SQLException {
+    void insertWrites(Connection c, List<GroupCommit.Write> writes) throws SQLException {
         c.setAutoCommit(false);
-        try (PreparedStatement ps = c.prepareStatement(insertTurn)) {
-            for (Turn t : batch) {
-                ps.setString(1, Codec.text(t.writeId()));
-                ps.setString(2, Codec.text(t.sessionId()));
-                ps.setString(3, Codec.text(t.userContent()));
-                ps.setString(4, Codec.text(t.assistantContent()));
-                ps.setBytes(5, Codec.encodeMessages(t.messages()));
-                ps.setLong(6, t.acceptedAt().toEpochMilli());
-                ps.setLong(7, storedAtMillis);
-                ps.addBatch();
+        PreparedStatement turnsInsert = null;
+        PreparedStatement endsInsert = null;
+        try {
+            for (GroupCommit.Write w : writes) {
+                if (w.turns != null) {
+                    if (turnsInsert == null) {
+                        turnsInsert = c.prepareStatement(insertTurn);
+                    }
+                    bindTurns(turnsInsert, w.turns, w.atMillis);
+                } else {
+                    if (endsInsert == null) {
+                        endsInsert = c.prepareStatement(insertSessionEndSql());
+                    }
+                    endsInsert.setString(1, Codec.text(w.endedSession));
+                    endsInsert.setInt(2, w.messageCount);
+                    endsInsert.setLong(3, w.atMillis);
+                    endsInsert.addBatch();
+                }
             }
-            int stored = 0;
-            for (int n : ps.executeBatch()) {
-                stored += Math.max(n, 0);
+            if (turnsInsert != null) {
+                int[] counts = turnsInsert.executeBatch();
+                int row = 0;
+                for (GroupCommit.Write w : writes) {
+                    if (w.turns != null) {
+                        int stored = 0;
+                        for (int end = row + w.turns.size(); row < end; row++) {
+                            stored += row < counts.length ? Math.max(counts[row], 0) : 0;
+                        }
+                        w.stored = stored;
+                    }
+                }
+            }
+            if (endsInsert != null) {
+                endsInsert.executeBatch();
             }
             c.commit();
-            c.setAutoCommit(true);
-            return stored;
         } catch (SQLException | RuntimeException e) {
             Tables.rollBack(c, e);
+            closeQuietly(turnsInsert, e);
+            closeQuietly(endsInsert, e);
             throw e;
         }
+        closeCommitted(turnsInsert);
+        closeCommitted(endsInsert);
+        c.setAutoCommit(true);
     }
 
-    void insertSessionEnd(Connection c, String sessionId, int messageCount, long endedAtMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(insertSessionEndSql())) {
-            ps.setString(1, Codec.text(sessionId));
-            ps.setInt(2, messageCount);
-            ps.setLong(3, endedAtMillis);
-            ps.executeUpdate();
+    private static void bindTurns(PreparedStatement ps, List<Turn> batch, long storedAtMillis) throws SQLException {
+        for (Turn t : batch) {
+            ps.setString(1, Codec.text(t.writeId()));
+            ps.setString(2, Codec.text(t.sessionId()));
+            ps.setString(3, Codec.text(t.userContent()));
+            ps.setString(4, Codec.text(t.assistantContent()));
+            ps.setBytes(5, Codec.encodeMessages(t.messages()));
+            ps.setLong(6, t.acceptedAt().toEpochMilli());
+            ps.setLong(7, storedAtMillis);
+            ps.addBatch();
         }
     }
 
@@ -156,6 +183,33 @@ final class Tables {
         String stored = Codec.text(sessionId);
         ps.setString(1, stored);
         ps.setString(2, stored);
+    }
+
+    /**
+     * Closes {@code ps}, if there is one, after its transaction committed. A failure to close is
+     * ignored: thrown, it would make the committed writes look failed, and a retry would store
+     * the session ends twice; the statement goes when its connection is closed.
+     */
+    private static void closeCommitted(PreparedStatement ps) {
+        if (ps != null) {
+            try {
+                ps.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // see above
+            }
+        }
+    }
+
+    /** Closes {@code ps} if there is one; a failure to close is kept with {@code cause}, not thrown. */
+    private static void closeQuietly(PreparedStatement ps, Exception cause) {
+        if (ps == null) {
+            return;
+        }
+        try {
+            ps.close();
+        } catch (SQLException | RuntimeException closeFailure) {
+            cause.addSuppressed(closeFailure);
+        }
     }
 
     /** Rolls a failed transaction back; a failure to roll back is kept with {@code cause}, not thrown. */

@@ -3,6 +3,7 @@ package dev.memlife.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
@@ -10,6 +11,7 @@ import dev.memlife.MemoryProvider;
 import dev.memlife.Message;
 import dev.memlife.StoppedException;
 import dev.memlife.Turn;
+import dev.memlife.WriteStatus;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -194,6 +196,177 @@ abstract class JdbcMemoryProviderContract {
 
         store.close(); // the application's to close, once every manager is done with it
         assertThat(db.openConnections()).isZero();
+    }
+
+    /** A manager named {@code name} that uses (does not own) {@code store}; shut down after the test. */
+    MemoryManager sharing(String name, JdbcMemoryProvider store) {
+        MemoryManager m = MemoryManager.builder().name(name).build();
+        assertThat(m.useProvider(store)).isTrue();
+        managers.add(m);
+        return m;
+    }
+
+    /** Waits until {@code n} writes wait for the store's write connection. */
+    static void awaitQueued(JdbcMemoryProvider store, int n) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> store.queuedWrites() == n);
+    }
+
+    /** Every write id in the turns table, in the order the rows were inserted. */
+    List<String> writeIdsInInsertionOrder() throws SQLException {
+        List<String> ids = new ArrayList<>();
+        try (Connection c = dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT write_id FROM " + prefix + "turns ORDER BY id")) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        }
+        return ids;
+    }
+
+    @Test
+    void writesWaitingForTheWriteConnectionAreCommittedTogetherInOneTransactionInArrivalOrder() throws Exception {
+        ObservedDataSource db = new ObservedDataSource(dataSource());
+        JdbcMemoryProvider store = provider(JdbcMemoryProvider.builder(db));
+        int commitsAtStart = db.commits();
+        CountDownLatch release = db.holdNextCommit();
+        CompletableFuture<Void> first = CompletableFuture.runAsync(() -> store.syncBatch(List.of(turn("a-1", "s-a", "a"))));
+        assertThat(db.awaitHeld()).isTrue();
+        List<CompletableFuture<Void>> waiting = new ArrayList<>();
+        List<String> expected = new ArrayList<>(List.of("a-1"));
+        for (int m = 0; m < 10; m++) {
+            String s = "s-" + m;
+            waiting.add(CompletableFuture.runAsync(() -> store.syncBatch(List.of(turn(s + ":1", s, "one"),
+                    turn(s + ":2", s, "two"), turn(s + ":3", s, "three")))));
+            awaitQueued(store, m + 1); // one at a time, so the order they wait in is known
+            expected.addAll(List.of(s + ":1", s + ":2", s + ":3"));
+        }
+        store.initialize("s-end");
+        waiting.add(CompletableFuture.runAsync(() -> store.onSessionEnd(List.of(Message.user("bye")))));
+        awaitQueued(store, 11);
+
+        release.countDown();
+        first.get(30, TimeUnit.SECONDS);
+        CompletableFuture.allOf(waiting.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+
+        assertThat(db.commits() - commitsAtStart).as("the held commit, then one for all 11 writes that waited")
+                .isEqualTo(2);
+        assertThat(writeIdsInInsertionOrder()).isEqualTo(expected);
+        assertThat(store.sessionEnds()).containsExactly(new StoredSessionEnd("s-end", 1, NOW));
+        assertThat(store.queuedWrites()).isZero();
+    }
+
+    @Test
+    void aBatchThatFailsInACombinedTransactionFailsAloneAndEveryOtherBatchIsStoredById() throws Exception {
+        ObservedDataSource db = new ObservedDataSource(dataSource());
+        JdbcMemoryProvider store = provider(JdbcMemoryProvider.builder(db).retryAttempts(2)
+                .retryBackoff(Duration.ofMillis(100)));
+        rejectUserContent(prefix, "poison");
+        MemoryManager a = sharing("a", store);
+        MemoryManager b = sharing("b", store);
+        MemoryManager c = sharing("c", store);
+        MemoryManager d = sharing("d", store);
+        CountDownLatch release = db.holdNextCommit();
+        a.syncAll("held", "x", "s-a");
+        assertThat(db.awaitHeld()).isTrue();
+        b.syncAll("poison", "x", "s-b"); // the database rejects this one, whatever transaction it is in
+        awaitQueued(store, 1);
+        c.syncAll("fine", "x", "s-c");
+        awaitQueued(store, 2);
+        d.syncAll("also fine", "x", "s-d");
+        awaitQueued(store, 3);
+
+        release.countDown();
+        for (MemoryManager m : List.of(a, b, c, d)) {
+            assertThat(m.flushPending(FLUSH)).isTrue();
+        }
+        Map<String, DrainReport> reports = Map.of("s-a", a.shutdownAll(), "s-b", b.shutdownAll(), "s-c",
+                c.shutdownAll(), "s-d", d.shutdownAll());
+
+        DrainReport failed = reports.get("s-b");
+        assertThat(failed.failed()).isEqualTo(1);
+        assertThat(failed.failuresByProvider()).isEqualTo(Map.of("store", 1L));
+        String poisonId = failed.failedWriteIds().get(0);
+        for (String s : List.of("s-a", "s-c", "s-d")) {
+            assertThat(reports.get(s).delivered()).as(s).isEqualTo(1);
+            assertThat(reports.get(s).failed()).as(s).isZero();
+        }
+        List<String> stored = writeIdsInInsertionOrder();
+        assertThat(stored).hasSize(3).doesNotContain(poisonId);
+        for (String s : List.of("s-a", "s-c", "s-d")) {
+            List<StoredTurn> turns = store.turns(s);
+            assertThat(turns).hasSize(1);
+            assertThat(reports.get(s).statusOf(turns.get(0).writeId())).as(s).isEqualTo(WriteStatus.DELIVERED);
+        }
+        assertThat(failed.statusOf(poisonId)).isEqualTo(WriteStatus.FAILED);
+        assertThat(sleeper.waits()).as("only the failing batch waited between attempts of its own")
+                .containsExactly(Duration.ofMillis(100));
+    }
+
+    @Test
+    void aCombinedTransactionThatFailsBlamesNoBatchEachIsStoredAlone() throws Exception {
+        ObservedDataSource db = new ObservedDataSource(dataSource());
+        JdbcMemoryProvider store = provider(JdbcMemoryProvider.builder(db));
+        int commitsAtStart = db.commits();
+        CountDownLatch release = db.holdNextCommit();
+        CompletableFuture<Void> first = CompletableFuture.runAsync(() -> store.syncBatch(List.of(turn("w1", "s-1", "one"))));
+        assertThat(db.awaitHeld()).isTrue();
+        CompletableFuture<Void> second = CompletableFuture.runAsync(() -> store.syncBatch(List.of(turn("w2", "s-2", "two"))));
+        awaitQueued(store, 1);
+        CompletableFuture<Void> third = CompletableFuture.runAsync(() -> store.syncBatch(List.of(turn("w3", "s-3", "three"),
+                turn("w4", "s-3", "four"))));
+        awaitQueued(store, 2);
+        db.failNextCommits(1); // the combined commit of the two that waited
+
+        release.countDown();
+        CompletableFuture.allOf(first, second, third).get(30, TimeUnit.SECONDS);
+
+        assertThat(db.commits() - commitsAtStart).as("held, combined (failed), then each alone").isEqualTo(4);
+        assertThat(writeIdsInInsertionOrder()).containsExactlyInAnyOrder("w1", "w2", "w3", "w4");
+        assertThat(store.turns("s-3")).extracting(StoredTurn::userContent).containsExactly("three", "four");
+        assertThat(sleeper.waits()).as("each alone succeeded at its first attempt").isEmpty();
+    }
+
+    @Test
+    void managersWritingAtOnceThroughOneStoreKeepEachManagersOrderAndStoreEveryWriteOnce() throws Exception {
+        JdbcMemoryProvider store = provider();
+        int agents = 16;
+        int turnsEach = 150;
+        List<MemoryManager> all = new ArrayList<>();
+        for (int m = 0; m < agents; m++) {
+            all.add(sharing("agent-" + m, store));
+        }
+        CountDownLatch go = new CountDownLatch(1);
+        List<CompletableFuture<Void>> writers = new ArrayList<>();
+        for (int m = 0; m < agents; m++) {
+            MemoryManager memory = all.get(m);
+            String session = "s-" + m;
+            writers.add(CompletableFuture.runAsync(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                for (int t = 0; t < turnsEach; t++) {
+                    assertThat(memory.syncAll("turn " + t, "a", session)).isTrue();
+                }
+            }));
+        }
+        go.countDown();
+        CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+
+        List<String> expected = new ArrayList<>();
+        for (int t = 0; t < turnsEach; t++) {
+            expected.add("turn " + t);
+        }
+        for (int m = 0; m < agents; m++) {
+            DrainReport report = all.get(m).shutdownAll();
+            assertThat(report.delivered()).as("%s", report).isEqualTo(turnsEach);
+            List<StoredTurn> turns = store.turns("s-" + m);
+            assertThat(turns).extracting(StoredTurn::userContent).as("s-%d in its order", m).isEqualTo(expected);
+            assertThat(turns).allSatisfy(t -> assertThat(report.statusOf(t.writeId())).isEqualTo(WriteStatus.DELIVERED));
+        }
+        assertThat(writeIdsInInsertionOrder()).hasSize(agents * turnsEach).doesNotHaveDuplicates();
     }
 
     @Test

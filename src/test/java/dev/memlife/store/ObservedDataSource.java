@@ -9,14 +9,18 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
  * A DataSource test double over a real one that the test controls: it counts commits, can fail
  * the next commits (before they reach the database, so the transaction is still open and must be
- * rolled back), and can make the database "go away": every connection it handed out is closed
+ * rolled back), can hold the next commit until the test lets it go (so writes pile up behind the
+ * connection), and can make the database "go away": every connection it handed out is closed
  * under its user and new ones are refused, until {@link #comeBack()}. Thread-safe.
  */
 final class ObservedDataSource implements DataSource {
@@ -26,6 +30,9 @@ final class ObservedDataSource implements DataSource {
     private final AtomicInteger commitsToFail = new AtomicInteger();
     private final List<Connection> handedOut = new ArrayList<>();
     private volatile boolean gone;
+    /** The next commit waits here (after the failure check) until the test counts it down; then null. */
+    private final AtomicReference<CountDownLatch> holdNext = new AtomicReference<>();
+    private final CountDownLatch held = new CountDownLatch(1);
 
     ObservedDataSource(DataSource real) {
         this.real = real;
@@ -39,6 +46,21 @@ final class ObservedDataSource implements DataSource {
     /** Makes the next {@code n} commits throw. */
     void failNextCommits(int n) {
         commitsToFail.set(n);
+    }
+
+    /**
+     * Makes the next commit wait, after it was counted and passed the failure check, until the
+     * returned latch is counted down; {@link #awaitHeld} waits until a commit is held there.
+     */
+    CountDownLatch holdNextCommit() {
+        CountDownLatch release = new CountDownLatch(1);
+        holdNext.set(release);
+        return release;
+    }
+
+    /** Whether a commit arrived at the hold of {@link #holdNextCommit} within 30 s. */
+    boolean awaitHeld() throws InterruptedException {
+        return held.await(30, TimeUnit.SECONDS);
     }
 
     /** The database goes away: open connections break, new ones are refused. */
@@ -74,6 +96,13 @@ final class ObservedDataSource implements DataSource {
                 commits.incrementAndGet();
                 if (commitsToFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                     throw new SQLException("commit failed: the test failed it on purpose");
+                }
+                CountDownLatch release = holdNext.getAndSet(null);
+                if (release != null) {
+                    held.countDown();
+                    if (!release.await(30, TimeUnit.SECONDS)) {
+                        throw new SQLException("the test never let the held commit go");
+                    }
                 }
             }
             try {
