@@ -397,6 +397,7 @@ public final class BenchMain {
                 "bytesPerIdleAgent", r.bytesPerAgent(), "topHeapGrowthPerAgent", r.topClasses(),
                 "accepted", r.accepted(), "storedRows", r.stored(), "accounting", r.accounting(),
                 "memlifeThreadsAfterStop", r.memlifeThreadsAfterStop(), "secondsToCreateAndWrite", r.setupSeconds(),
+                "commitsForTheWrites", r.commitsForTheWrites(),
                 "method", "threads named memlife-* alive " + idle.toSeconds() + " s after the last syncAll; heap: "
                         + "used after 5 System.gc() calls, difference over the agents (manager, agent, cache entry "
                         + "and whatever they keep), divided; connections counted around and under a HikariCP pool"));
