@@ -61,6 +61,7 @@ final class Retry {
         return attempts(what, holder, work, firstFailure);
     }
 
+<<<<<<< HEAD
     long failedAttempts() {
         return failedAttempts.get();
     }
@@ -79,6 +80,9 @@ final class Retry {
     }
 
     private <T> T attempt(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
+=======
+    private <T> T attempts(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
+>>>>>>> bench12
         SQLException last = null;
         // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
         for (int attempt = 1; ; attempt++) {
@@ -91,7 +95,10 @@ final class Retry {
                     e = thrown;
                 }
             }
+<<<<<<< HEAD
             failedAttempts.incrementAndGet();
+=======
+>>>>>>> bench12
             if (last != null) {
                 e.addSuppressed(last);
             }

@@ -38,7 +38,9 @@ public final class BenchMain {
         this.only = only;
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] given) throws Exception {
+        // The bench profile passes -Dbench.args as one argument: "--full --only=service" is two options.
+        String[] args = String.join(" ", given).trim().split("\\s+");
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
             System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service]\n"
@@ -242,7 +244,7 @@ public final class BenchMain {
      */
     private void storeDrain() throws Exception {
         int turns = full ? 500_000 : 200_000;
-        int rounds = full ? 6 : 3;
+        int rounds = full ? 7 : 5;
         System.out.println("running the store drain vs the plain JDBC loop (" + rounds + " rounds x " + turns
                 + " rows each) ...");
         StoreDrainRace.memlife(50_000); // warm-up of both paths, not counted
@@ -395,6 +397,7 @@ public final class BenchMain {
                 "bytesPerIdleAgent", r.bytesPerAgent(), "topHeapGrowthPerAgent", r.topClasses(),
                 "accepted", r.accepted(), "storedRows", r.stored(), "accounting", r.accounting(),
                 "memlifeThreadsAfterStop", r.memlifeThreadsAfterStop(), "secondsToCreateAndWrite", r.setupSeconds(),
+                "commitsForTheWrites", r.commitsForTheWrites(),
                 "method", "threads named memlife-* alive " + idle.toSeconds() + " s after the last syncAll; heap: "
                         + "used after 5 System.gc() calls, difference over the agents (manager, agent, cache entry "
                         + "and whatever they keep), divided; connections counted around and under a HikariCP pool"));

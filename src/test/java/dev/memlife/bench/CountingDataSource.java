@@ -12,8 +12,8 @@ import javax.sql.DataSource;
 
 /**
  * Counts the connections a DataSource hands out: how many are open now (handed out, not closed
- * yet), the most ever open at once, and how many were opened in all, and how many getConnection
- * calls failed. Around a pool it counts connections borrowed; under a pool, physical ones.
+ * yet), the most ever open at once, how many were opened in all, how many getConnection calls
+ * failed, and how many commits were called on them. Around a pool it counts connections borrowed; under a pool, physical ones.
  * Thread-safe.
  */
 final class CountingDataSource implements DataSource {
@@ -23,6 +23,7 @@ final class CountingDataSource implements DataSource {
     private final AtomicInteger peak = new AtomicInteger();
     private final AtomicInteger opened = new AtomicInteger();
     private final AtomicInteger refused = new AtomicInteger();
+    private final AtomicInteger commits = new AtomicInteger();
 
     CountingDataSource(DataSource real) {
         this.real = real;
@@ -44,6 +45,11 @@ final class CountingDataSource implements DataSource {
         return refused.get();
     }
 
+    /** Commits called on the connections handed out. */
+    int commits() {
+        return commits.get();
+    }
+
     @Override
     public Connection getConnection() throws SQLException {
         Connection c;
@@ -58,6 +64,9 @@ final class CountingDataSource implements DataSource {
         boolean[] closed = {false};
         return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
                 (proxy, method, args) -> {
+                    if (method.getName().equals("commit") && method.getParameterCount() == 0) {
+                        commits.incrementAndGet();
+                    }
                     if (method.getName().equals("close") && method.getParameterCount() == 0) {
                         synchronized (closed) {
                             if (!closed[0]) {

@@ -43,7 +43,7 @@ final class IdleAgents {
     record Result(int agents, int turnsEach, int poolSize, int memlifeThreadsAfterIdle, int peakMemlifeThreads,
             List<String> threadNamesAfterIdle, long pendingAtLastWrite, long pendingAfterIdle, int peakBorrowed, int peakPhysical, int openBorrowedAfterIdle,
             int refused, double bytesPerAgent, List<Map<String, Object>> topClasses, long accepted, long stored,
-            String accounting, int memlifeThreadsAfterStop, double setupSeconds) {}
+            String accounting, int memlifeThreadsAfterStop, double setupSeconds, int commitsForTheWrites) {}
 
     private IdleAgents() {}
 
@@ -63,6 +63,7 @@ final class IdleAgents {
             JdbcMemoryProvider store = JdbcMemoryProvider.builder(borrowed).build();
             warmUp(store);
             Map<String, Long> before = histogram();
+            int commitsBefore = borrowed.commits();
             long baseline = Heap.usedAfterGc();
 
             AgentGateway gateway = AgentGateway.builder().name("idle").maxAgents(agents).stopMode(TeardownMode.RELEASE)
@@ -85,6 +86,8 @@ final class IdleAgents {
             }
             long lastWrite = System.nanoTime();
             long pendingAtLastWrite = pending(gateway, agents);
+            flushAll(gateway, agents);
+            int commits = borrowed.commits() - commitsBefore;
             double setupSeconds = (lastWrite - start) / 1e9;
             long left = idle.toNanos() - (System.nanoTime() - lastWrite);
             if (left > 0) {
@@ -111,11 +114,18 @@ final class IdleAgents {
             return new Result(agents, turnsEach, poolSize, names.size(), sampler.peak(),
                     names.subList(0, Math.min(10, names.size())), pendingAtLastWrite, pendingAfterIdle, borrowed.peak(), physical.peak(), openAfterIdle,
                     borrowed.refused() + physical.refused(), perAgent, top, accepted, stored, accounting, afterStop,
-                    setupSeconds);
+                    setupSeconds, commits);
         } finally {
             sampler.stop();
             pool.close();
             Files2.deleteTree(dir);
+        }
+    }
+
+    /** Waits until every agent's writes are delivered (at once when they are). */
+    private static void flushAll(AgentGateway gateway, int agents) {
+        for (int a = 0; a < agents; a++) {
+            gateway.peek("agent-" + a).ifPresent(agent -> agent.memory().flushPending(Duration.ofMinutes(1)));
         }
     }
 
