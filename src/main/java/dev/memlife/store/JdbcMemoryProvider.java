@@ -186,12 +186,9 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         }
         GroupCommit.Write write = GroupCommit.Write.turns(turns, wallClock.millis());
         groupCommit.store(write, "store " + describe(turns));
-<<<<<<< HEAD
         batchesStored.incrementAndGet();
         turnsStored.addAndGet(write.stored);
         turnsSkipped.addAndGet(turns.size() - write.stored);
-=======
->>>>>>> bench12
         lastWrittenSession = turns.get(turns.size() - 1).sessionId();
         if (write.stored < turns.size() && LOG.isDebugEnabled()) {
             LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - write.stored,
@@ -201,15 +198,9 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
     /**
      * Records the end of the session last {@link #initialize initialized} (else of the last one
-<<<<<<< HEAD
      * written, else {@code ""}) with the transcript's message count. A store that several managers
      * share is told the session by {@link #onSessionEnd(String, List)} instead, which the managers
      * call. Waits like {@link #syncBatch}.
-=======
-     * written, else {@code ""}) with the transcript's message count, on the write connection like
-     * a batch (and in the same transaction as writes waiting with it). Waits like {@link
-     * #syncBatch}.
->>>>>>> bench12
      *
      * @throws JdbcStoreException if every attempt failed
      */
@@ -217,7 +208,6 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     public void onSessionEnd(List<Message> messages) {
         String initialized = initializedSession;
         String written = lastWrittenSession;
-<<<<<<< HEAD
         onSessionEnd(initialized != null ? initialized : written != null ? written : "", messages);
     }
 
@@ -237,11 +227,6 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         groupCommit.store(GroupCommit.Write.sessionEnd(sessionId, messages.size(), wallClock.millis()),
                 "record the end of session '" + sessionId + "'");
         sessionEndsStored.incrementAndGet();
-=======
-        String sid = initialized != null ? initialized : written != null ? written : "";
-        groupCommit.store(GroupCommit.Write.sessionEnd(sid, messages.size(), wallClock.millis()),
-                "record the end of session '" + sid + "'");
->>>>>>> bench12
     }
 
     /**

@@ -61,7 +61,6 @@ final class Retry {
         return attempts(what, holder, work, firstFailure);
     }
 
-<<<<<<< HEAD
     long failedAttempts() {
         return failedAttempts.get();
     }
@@ -80,9 +79,6 @@ final class Retry {
     }
 
     private <T> T attempt(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
-=======
-    private <T> T attempts(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
->>>>>>> bench12
         SQLException last = null;
         // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
         for (int attempt = 1; ; attempt++) {
@@ -95,10 +91,7 @@ final class Retry {
                     e = thrown;
                 }
             }
-<<<<<<< HEAD
             failedAttempts.incrementAndGet();
-=======
->>>>>>> bench12
             if (last != null) {
                 e.addSuppressed(last);
             }
