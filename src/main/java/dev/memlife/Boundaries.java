@@ -96,6 +96,9 @@ final class Boundaries {
      * stop} into {@code batch}, oldest first, up to {@code max} writes in the batch.
      */
     void takeDeferred(List<Turn> batch, int max, long stop) {
+        if (deferred.isEmpty()) {
+            return; // the usual case: nothing to move, nothing to publish
+        }
         for (Iterator<Turn> it = deferred.iterator(); it.hasNext() && batch.size() < max; ) {
             Turn t = it.next();
             if (t.seq() <= stop) {
