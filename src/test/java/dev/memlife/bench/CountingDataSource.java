@@ -16,7 +16,7 @@ import javax.sql.DataSource;
  * failed, and how many commits were called on them. Around a pool it counts connections borrowed; under a pool, physical ones.
  * Thread-safe.
  */
-final class CountingDataSource implements DataSource {
+public final class CountingDataSource implements DataSource {
 
     private final DataSource real;
     private final AtomicInteger open = new AtomicInteger();
@@ -25,28 +25,32 @@ final class CountingDataSource implements DataSource {
     private final AtomicInteger refused = new AtomicInteger();
     private final AtomicInteger commits = new AtomicInteger();
 
-    CountingDataSource(DataSource real) {
+    public CountingDataSource(DataSource real) {
         this.real = real;
     }
 
-    int open() {
+    /** {@return the connections handed out and not closed yet} */
+    public int open() {
         return open.get();
     }
 
-    int peak() {
+    /** {@return the most connections that were open at once} */
+    public int peak() {
         return peak.get();
     }
 
-    int opened() {
+    /** {@return every connection handed out so far} */
+    public int opened() {
         return opened.get();
     }
 
-    int refused() {
+    /** {@return the connections the real source refused} */
+    public int refused() {
         return refused.get();
     }
 
     /** Commits called on the connections handed out. */
-    int commits() {
+    public int commits() {
         return commits.get();
     }
 

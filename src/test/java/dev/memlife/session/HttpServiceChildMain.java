@@ -8,6 +8,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownListener;
+import dev.memlife.bench.CountingDataSource;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -16,17 +17,11 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.io.PrintWriter;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -35,10 +30,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.sqlite.SQLiteDataSource;
 
 /**
@@ -137,8 +129,8 @@ public final class HttpServiceChildMain {
         hooks.closeLast("pool", () -> {
             int borrowedAtClose = borrowed.open();
             pool.close();
-            out("POOL physicalMax=" + physical.maxOpen() + " physicalOpened=" + physical.opened()
-                    + " borrowedMax=" + borrowed.maxOpen() + " borrowedAtStoreClose=" + borrowedAtClose
+            out("POOL physicalMax=" + physical.peak() + " physicalOpened=" + physical.opened()
+                    + " borrowedMax=" + borrowed.peak() + " borrowedAtStoreClose=" + borrowedAtClose
                     + " physicalOpenAfterPoolClose=" + physical.open());
         });
         hooks.closeLast("store", store);
@@ -234,89 +226,4 @@ public final class HttpServiceChildMain {
         }
     }
 
-    /**
-     * A DataSource over another that counts the connections it handed out and that are not closed
-     * yet, and the most that ever were at once. Thread-safe.
-     */
-    static final class CountingDataSource implements DataSource {
-        private final DataSource real;
-        private final AtomicInteger open = new AtomicInteger();
-        private final AtomicInteger maxOpen = new AtomicInteger();
-        private final AtomicInteger opened = new AtomicInteger();
-
-        CountingDataSource(DataSource real) {
-            this.real = real;
-        }
-
-        int open() {
-            return open.get();
-        }
-
-        int maxOpen() {
-            return maxOpen.get();
-        }
-
-        int opened() {
-            return opened.get();
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            Connection c = real.getConnection();
-            opened.incrementAndGet();
-            maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
-            AtomicBoolean closed = new AtomicBoolean();
-            return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-                    new Class<?>[] {Connection.class}, (proxy, method, methodArgs) -> {
-                        if (method.getName().equals("close") && closed.compareAndSet(false, true)) {
-                            open.decrementAndGet();
-                        }
-                        try {
-                            return method.invoke(c, methodArgs);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
-        }
-
-        @Override
-        public Connection getConnection(String username, String password) throws SQLException {
-            throw new SQLFeatureNotSupportedException("not used");
-        }
-
-        @Override
-        public PrintWriter getLogWriter() throws SQLException {
-            return real.getLogWriter();
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) throws SQLException {
-            real.setLogWriter(out);
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) throws SQLException {
-            real.setLoginTimeout(seconds);
-        }
-
-        @Override
-        public int getLoginTimeout() throws SQLException {
-            return real.getLoginTimeout();
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            return real.getParentLogger();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            return real.unwrap(iface);
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) throws SQLException {
-            return real.isWrapperFor(iface);
-        }
-    }
 }
