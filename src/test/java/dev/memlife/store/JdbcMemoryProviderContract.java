@@ -156,24 +156,7 @@ abstract class JdbcMemoryProviderContract {
             assertThat(memory.useProvider(store)).isTrue();
             all.add(memory);
         }
-        CountDownLatch go = new CountDownLatch(1);
-        List<CompletableFuture<Void>> writers = new ArrayList<>();
-        for (int m = 0; m < managers; m++) {
-            MemoryManager memory = all.get(m);
-            String session = "s-" + m;
-            writers.add(CompletableFuture.runAsync(() -> {
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                for (int t = 0; t < turnsEach; t++) {
-                    assertThat(memory.syncAll("turn " + t, "a", session)).isTrue();
-                }
-            }));
-        }
-        go.countDown();
-        CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        writeAtOnce(all, turnsEach);
 
         List<String> delivered = new ArrayList<>();
         for (MemoryManager memory : all) {
@@ -343,24 +326,7 @@ abstract class JdbcMemoryProviderContract {
         for (int m = 0; m < agents; m++) {
             all.add(sharing("agent-" + m, store));
         }
-        CountDownLatch go = new CountDownLatch(1);
-        List<CompletableFuture<Void>> writers = new ArrayList<>();
-        for (int m = 0; m < agents; m++) {
-            MemoryManager memory = all.get(m);
-            String session = "s-" + m;
-            writers.add(CompletableFuture.runAsync(() -> {
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                for (int t = 0; t < turnsEach; t++) {
-                    assertThat(memory.syncAll("turn " + t, "a", session)).isTrue();
-                }
-            }));
-        }
-        go.countDown();
-        CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        writeAtOnce(all, turnsEach);
 
         List<String> expected = new ArrayList<>();
         for (int t = 0; t < turnsEach; t++) {
@@ -772,5 +738,27 @@ abstract class JdbcMemoryProviderContract {
 
     private static void writeInt(ByteArrayOutputStream out, int v) {
         out.writeBytes(ByteBuffer.allocate(4).putInt(v).array());
+    }
+
+    /** Every manager writes {@code turnsEach} turns ("turn 0", ...) into its session "s-<index>", all starting at once. */
+    private static void writeAtOnce(List<MemoryManager> all, int turnsEach) throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        List<CompletableFuture<Void>> writers = new ArrayList<>();
+        for (int m = 0; m < all.size(); m++) {
+            MemoryManager memory = all.get(m);
+            String session = "s-" + m;
+            writers.add(CompletableFuture.runAsync(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                for (int t = 0; t < turnsEach; t++) {
+                    assertThat(memory.syncAll("turn " + t, "a", session)).isTrue();
+                }
+            }));
+        }
+        go.countDown();
+        CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
     }
 }
