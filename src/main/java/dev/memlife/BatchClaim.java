@@ -41,6 +41,17 @@ final class BatchClaim {
         current = batch;
     }
 
+    /**
+     * Under the lock: a retiring writer takes its list away, unless a new writer installed its
+     * own. Every write the retiring writer claimed is finished, so the counts ({@code finished -
+     * base == started}) describe an empty batch as well as the old one.
+     */
+    void uninstall(List<Turn> batch) {
+        if (current == batch) {
+            current = NO_BATCH;
+        }
+    }
+
     /** Under the lock: whether a writer installed its list. */
     boolean installed() {
         return current != NO_BATCH;
@@ -55,6 +66,15 @@ final class BatchClaim {
     void begin(long finishedBefore) {
         base = finishedBefore;
         started.set(0);
+    }
+
+    /**
+     * Under the lock: the first write of the batch that was not finished when {@code finished}
+     * writes were; null if the batch holds none.
+     */
+    Turn firstUnfinished(long finished) {
+        long i = finished - base;
+        return i >= 0 && i < current.size() ? current.get((int) i) : null;
     }
 
     /** Claims {@code current[from, to)} for the writer; false if the rest was claimed by the drain. */

@@ -12,8 +12,10 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -60,6 +62,8 @@ public final class MemoryManager implements AutoCloseable {
     private final ToolRouter tools;
     private final Writer writer;
     private final Prefetcher prefetcher;
+    /** The session {@link #initializeAll} was last called with; null before. */
+    private volatile String session;
 
     /** Guards registration: changes to {@link #providers} and to the tools' index; readers use volatile copies. */
     private final Object registration = new Object();
@@ -94,8 +98,8 @@ public final class MemoryManager implements AutoCloseable {
         this.calls = new ProviderCalls(name);
         this.tools = new ToolRouter(name, calls);
         this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
-                Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, calls,
-                () -> providers);
+                Checks.saturatedNanos(b.writerKeepAlive), Threads.named("memlife-writer-" + name).orUser(threadFactory),
+                b.ticker, warnings, calls, () -> providers);
         this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
                 b.ticker, calls, warnings);
     }
@@ -198,6 +202,7 @@ public final class MemoryManager implements AutoCloseable {
     public void initializeAll(String sessionId) {
         requireNonNull(sessionId, "sessionId");
         checkRunning("initializeAll");
+        session = sessionId;
         calls.forEach(providers, "initialize", p -> p.initialize(sessionId));
     }
 
@@ -222,8 +227,11 @@ public final class MemoryManager implements AutoCloseable {
     /**
      * Recalls memory for a turn: every provider's {@link MemoryProvider#prefetch} runs at once on a
      * prefetch thread, and this call waits at most the prefetch timeout for all of them; a provider
-     * still running then is interrupted and left out. An interrupt of the caller ends the wait
-     * early, with the interrupt flag restored.
+     * still running then is interrupted and left out. A provider whose earlier prefetch has not
+     * returned yet (it ignored the interrupt) is skipped, and logged, until it does: a stuck
+     * provider holds one prefetch thread and never holds up the others. If {@link
+     * #queuePrefetchAll} started this recall for the same query and session, its results are used.
+     * An interrupt of the caller ends the wait early, with the interrupt flag restored.
      *
      * @param query what the turn asks, for the providers to recall against
      * @param sessionId the session
@@ -236,6 +244,127 @@ public final class MemoryManager implements AutoCloseable {
         return prefetcher.prefetch(List.of(providers), query, sessionId, prefetchTimeoutNanos);
     }
 
+    /**
+     * Starts the next turn's recall now, while the user is still typing, and returns at once: the
+     * next {@link #prefetchAll} with the same query and session takes its results, waiting for
+     * them no longer than the prefetch timeout. Any other {@code prefetchAll}, or a later call of
+     * this method, discards it (its calls are interrupted). Mirrors hermes-agent's {@code
+     * queue_prefetch_all}.
+     *
+     * @param query what the next turn is expected to ask
+     * @param sessionId the session
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void queuePrefetchAll(String query, String sessionId) {
+        requireNonNull(query, "query");
+        requireNonNull(sessionId, "sessionId");
+        checkRunning("queuePrefetchAll");
+        prefetcher.queue(List.of(providers), query, sessionId);
+    }
+
+    /**
+     * A turn begins: calls every provider's {@link MemoryProvider#onTurnStart} on this thread, in
+     * registration order, before the turn's {@link #prefetchAll}. A provider that throws is logged
+     * and skipped. Mirrors hermes-agent's {@code on_turn_start}.
+     *
+     * @param turnNumber the turn's number in the session, from 1
+     * @param message what the user said
+     * @throws IllegalArgumentException if {@code turnNumber} is less than 1
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onTurnStart(int turnNumber, String message) {
+        Checks.atLeast(turnNumber, 1, "turnNumber");
+        requireNonNull(message, "message");
+        checkRunning("onTurnStart");
+        calls.forEach(providers, "onTurnStart", p -> p.onTurnStart(turnNumber, message));
+    }
+
+    /**
+     * Before the conversation is compressed: every provider's {@link MemoryProvider#onPreCompress}
+     * checkpoint, on this thread, in registration order, with an immutable copy of {@code
+     * messages}. Their non-blank texts, joined by blank lines, are for the compression summary's
+     * prompt. A provider that throws is logged and left out. Mirrors hermes-agent's {@code
+     * on_pre_compress}.
+     *
+     * @param messages the messages about to be compressed away
+     * @return the providers' texts for the summary; empty if there are none
+     * @throws StoppedException if the manager has been shut down
+     */
+    public String onPreCompress(List<Message> messages) {
+        List<Message> copy = copyMessages(messages);
+        checkRunning("onPreCompress");
+        StringBuilder out = new StringBuilder();
+        calls.forEach(providers, "onPreCompress", p -> {
+            String text = p.onPreCompress(copy);
+            if (text != null && !text.isBlank()) {
+                out.append(out.length() > 0 ? "\n\n" : "").append(text);
+            }
+        });
+        return out.toString();
+    }
+
+    /**
+     * The agent's built-in memory tool wrote something: every provider's {@link
+     * MemoryProvider#onMemoryWrite}, on this thread, so the providers can mirror it. A provider
+     * that throws is logged and skipped. Mirrors hermes-agent's {@code on_memory_write}.
+     *
+     * @param action what the tool did, such as {@code add}, {@code replace} or {@code remove}
+     * @param target which memory it wrote to
+     * @param content what it wrote
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onMemoryWrite(String action, String target, String content) {
+        requireNonNull(action, "action");
+        requireNonNull(target, "target");
+        requireNonNull(content, "content");
+        checkRunning("onMemoryWrite");
+        calls.forEach(providers, "onMemoryWrite", p -> p.onMemoryWrite(action, target, content));
+    }
+
+    /**
+     * A delegated sub-agent finished: every provider's {@link MemoryProvider#onDelegation}, on
+     * this thread. A provider that throws is logged and skipped. Mirrors hermes-agent's {@code
+     * on_delegation}.
+     *
+     * @param task what the sub-agent was asked
+     * @param result what it answered
+     * @param childSessionId the sub-agent's session, or an empty string
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onDelegation(String task, String result, String childSessionId) {
+        requireNonNull(task, "task");
+        requireNonNull(result, "result");
+        requireNonNull(childSessionId, "childSessionId");
+        checkRunning("onDelegation");
+        calls.forEach(providers, "onDelegation", p -> p.onDelegation(task, result, childSessionId));
+    }
+
+    /**
+     * The registered provider named {@code name}, owned or used.
+     *
+     * @param name the provider's name
+     * @return the provider; empty if none of that name is registered
+     */
+    public Optional<MemoryProvider> getProvider(String name) {
+        requireNonNull(name, "name");
+        for (RegisteredProvider p : providers) {
+            if (p.name.equals(name)) {
+                return Optional.of(p.provider);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Whether a registered provider offers {@code tool}, so {@link #handleToolCall} routes it.
+     *
+     * @param tool the tool's name
+     * @return true if a provider offers it
+     */
+    public boolean hasTool(String tool) {
+        return tools.has(requireNonNull(tool, "tool"));
+    }
+
     /** {@return every registered tool, first provider first; a duplicate tool name is listed once} */
     public List<ToolSchema> toolSchemas() {
         return tools.schemas(providers);
@@ -243,12 +372,14 @@ public final class MemoryManager implements AutoCloseable {
 
     /**
      * Routes a tool call to the provider that offers the tool, on this thread. If the provider
-     * throws, the failure is logged and returned to the model as a JSON error object.
+     * throws, the failure is logged and returned to the model as a JSON error object; an unknown
+     * tool is answered the same way, for the model to see.
      *
      * @param tool the tool's name, as in {@link #toolSchemas()}
      * @param args the arguments the model passed
-     * @return the provider's answer, or a JSON error object if it threw
-     * @throws IllegalArgumentException if no provider offers {@code tool}
+     * @return the provider's answer; a JSON error object if it threw, or if no provider offers
+     *     {@code tool} ({@code {"error":"No memory provider handles tool 'x'"}}, what the model sees
+     *     from hermes-agent's {@code handle_tool_call}), never an exception at the agent loop
      */
     public String handleToolCall(String tool, Map<String, Object> args) {
         requireNonNull(tool, "tool");
@@ -258,9 +389,11 @@ public final class MemoryManager implements AutoCloseable {
     }
 
     /**
-     * End-of-session extraction: calls every provider's {@link MemoryProvider#onSessionEnd}
-     * synchronously on this thread, in registration order, with an immutable copy of
-     * {@code messages}. Waits for as long as the providers take.
+     * End-of-session extraction: calls every provider's {@link MemoryProvider#onSessionEnd(String,
+     * List)} synchronously on this thread, in registration order, with the session that ended (the
+     * one {@link #initializeAll} was last called with, else the session of the last write the writer
+     * finished, else {@code ""}) and an immutable copy of {@code messages}. Waits for as long as the
+     * providers take.
      *
      * @param messages the session's transcript
      * @throws NullPointerException if {@code messages} or one of its elements is null
@@ -269,7 +402,70 @@ public final class MemoryManager implements AutoCloseable {
     public void onSessionEnd(List<Message> messages) {
         List<Message> transcript = copyMessages(messages);
         checkRunning("onSessionEnd");
-        calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(transcript));
+        String initialized = session;
+        String ended = initialized != null ? initialized : writer.lastWrittenSession();
+        String sid = ended != null ? ended : "";
+        calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(sid, transcript));
+    }
+
+    /**
+     * Moves the agent to another session now: every provider's {@link
+     * MemoryProvider#onSessionSwitch}, on this thread. Not ordered with the writes still queued
+     * (they may reach the providers after the switch); to end the old session first, in order, use
+     * {@link #commitSessionBoundaryAsync}. Mirrors hermes-agent's {@code on_session_switch}.
+     *
+     * @param newSessionId the session the agent moves to; blank does nothing, as upstream
+     * @param parentSessionId the session it comes from, or an empty string
+     * @param reset true if the new session starts afresh
+     * @throws StoppedException if the manager has been shut down
+     */
+    public void onSessionSwitch(String newSessionId, String parentSessionId, boolean reset) {
+        requireNonNull(newSessionId, "newSessionId");
+        requireNonNull(parentSessionId, "parentSessionId");
+        checkRunning("onSessionSwitch");
+        if (newSessionId.isBlank()) {
+            return;
+        }
+        session = newSessionId;
+        calls.forEach(providers, "onSessionSwitch", p -> p.onSessionSwitch(newSessionId, parentSessionId, reset));
+    }
+
+    /**
+     * The session boundary of {@code /new}: ends the current session and moves the agent to {@code
+     * newSessionId}, in order on the writer, and returns at once. Every write accepted before this
+     * call reaches the providers first; then each provider's extraction of the old session ({@link
+     * MemoryProvider#onSessionEnd(String, List)}, with the session the manager was initialized or
+     * last switched to, else that of its last write); then each provider's {@link
+     * MemoryProvider#onSessionSwitch} with {@code reset} true; only then does any write accepted
+     * after this call reach a provider. A provider that fails either step is logged and skipped,
+     * and the switch runs even where extraction failed. With no provider it does nothing. Mirrors
+     * hermes-agent's {@code commit_session_boundary_async}.
+     *
+     * @param messages the old session's transcript (copied now)
+     * @param newSessionId the session the agent moves to
+     * @param parentSessionId the session it comes from, or an empty string
+     * @return completes once the boundary has run; exceptionally with {@link StoppedException} if
+     *     shutdown came before it could (a drain waits for pending boundaries within its deadline)
+     * @throws StoppedException if the manager has been shut down
+     */
+    public CompletionStage<Void> commitSessionBoundaryAsync(List<Message> messages, String newSessionId,
+            String parentSessionId) {
+        List<Message> transcript = copyMessages(messages);
+        requireNonNull(newSessionId, "newSessionId");
+        requireNonNull(parentSessionId, "parentSessionId");
+        checkRunning("commitSessionBoundaryAsync");
+        RegisteredProvider[] route = providers;
+        if (route.length == 0) {
+            return CompletableFuture.completedStage(null);
+        }
+        return writer.boundary(() -> {
+            String initialized = session;
+            String ended = initialized != null ? initialized : writer.lastWrittenSession();
+            String oldSid = ended != null ? ended : "";
+            calls.forEach(route, "onSessionEnd", p -> p.onSessionEnd(oldSid, transcript));
+            session = newSessionId;
+            calls.forEach(route, "onSessionSwitch", p -> p.onSessionSwitch(newSessionId, parentSessionId, true));
+        }).minimalCompletionStage();
     }
 
     // ---- writes ----------------------------------------------------------------------------------
@@ -343,6 +539,17 @@ public final class MemoryManager implements AutoCloseable {
      */
     public boolean flushPending(Duration timeout) {
         return writer.flush(timeout == null ? 0 : Checks.saturatedNanos(timeout));
+    }
+
+    /**
+     * The write path's figures now: writes accepted, delivered, failed, abandoned and rejected,
+     * the queue depth and its oldest write's age, batches and their sizes, flush waits. Cheap
+     * enough to poll (a metrics scrape); nothing is added to {@code syncAll} to keep them.
+     *
+     * @return a snapshot of this manager's figures
+     */
+    public WriteFigures figures() {
+        return writer.figures();
     }
 
     /** {@return writes accepted but not yet handed to every provider: queued, or being written now} */
@@ -529,6 +736,8 @@ public final class MemoryManager implements AutoCloseable {
         public static final Duration DEFAULT_PREFETCH_TIMEOUT = Duration.ofSeconds(2);
         /** Default time shutdown waits for the providers' {@code shutdown()}. */
         public static final Duration DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
+        /** Default time an idle writer thread waits for a write before it exits. */
+        public static final Duration DEFAULT_WRITER_KEEP_ALIVE = Duration.ofSeconds(1);
 
         private String name;
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
@@ -537,6 +746,7 @@ public final class MemoryManager implements AutoCloseable {
         private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
         private Duration prefetchTimeout = DEFAULT_PREFETCH_TIMEOUT;
         private Duration providerShutdownTimeout = DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT;
+        private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
         private ThreadFactory threadFactory;
         private Ticker ticker = Ticker.system();
 
@@ -628,10 +838,27 @@ public final class MemoryManager implements AutoCloseable {
         }
 
         /**
+         * How long the writer thread waits for a write, idle, before it exits; default 1 s. The next
+         * write starts a new writer thread (tens of microseconds), so a manager that is idle, like
+         * most of a service's cached agents at any moment, holds no thread. Measured on the real
+         * clock, as a thread pool's keep-alive, whatever the {@link #ticker}. Zero: the writer exits
+         * as soon as the queue is empty, after a few microseconds of spinning.
+         *
+         * @param writerKeepAlive the idle time before the writer thread exits; zero or more
+         * @return this builder
+         */
+        public Builder writerKeepAlive(Duration writerKeepAlive) {
+            this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
+            return this;
+        }
+
+        /**
          * Makes the writer, prefetch and shutdown threads. By default they are daemon threads named
          * {@code memlife-writer-<name>}, {@code memlife-prefetch-<name>-<n>} and {@code
          * memlife-shutdown-<name>-<n>}; a custom factory should make daemon threads too, so a
-         * forgotten manager never keeps the JVM alive.
+         * forgotten manager never keeps the JVM alive. On Java 21 and later a factory of virtual
+         * threads ({@code Thread.ofVirtual().factory()}) works: the writer then holds no platform
+         * thread even while it writes.
          *
          * @param threadFactory the factory of every thread the manager starts
          * @return this builder

@@ -121,6 +121,61 @@ public interface MemoryProvider {
     }
 
     /**
+     * A turn begins: the user's message arrived, before the recall ({@link #prefetch}). Called on
+     * the caller's thread by {@link MemoryManager#onTurnStart}; should be quick.
+     *
+     * @param turnNumber the turn's number in the session, from 1
+     * @param message what the user said
+     */
+    default void onTurnStart(int turnNumber, String message) {}
+
+    /**
+     * The conversation is about to be compressed, and {@code messages} will be summarised away: a
+     * checkpoint to extract what the provider needs from them first. What it returns is added to
+     * the compression summary's prompt ({@link MemoryManager#onPreCompress} joins the providers'
+     * texts). Called on the caller's thread; may block.
+     *
+     * @param messages the messages about to be compressed, oldest first (an unmodifiable copy)
+     * @return text for the compression summary, or an empty string for none; the default is empty
+     */
+    default String onPreCompress(List<Message> messages) {
+        return "";
+    }
+
+    /**
+     * The agent's built-in memory tool wrote something: a provider that mirrors that memory stores
+     * it too. Called on the caller's thread by {@link MemoryManager#onMemoryWrite}.
+     *
+     * @param action what the tool did, such as {@code add}, {@code replace} or {@code remove}
+     * @param target which memory it wrote to, such as {@code memory} or {@code user}
+     * @param content what it wrote
+     */
+    default void onMemoryWrite(String action, String target, String content) {}
+
+    /**
+     * A sub-agent this agent delegated a task to has finished. Called on the caller's thread by
+     * {@link MemoryManager#onDelegation}.
+     *
+     * @param task what the sub-agent was asked
+     * @param result what it answered
+     * @param childSessionId the sub-agent's session, or an empty string if it had none
+     */
+    default void onDelegation(String task, String result, String childSessionId) {}
+
+    /**
+     * The agent moved to another session: from now on its writes and recalls are for {@code
+     * newSessionId}. Called by {@link MemoryManager#onSessionSwitch} on the caller's thread, or by
+     * {@link MemoryManager#commitSessionBoundaryAsync} on the writer thread, right after the old
+     * session's {@link #onSessionEnd(String, List)}.
+     *
+     * @param newSessionId the session the agent moved to
+     * @param parentSessionId the session it came from, or an empty string
+     * @param reset true if the new session starts afresh ({@code /new}); false if it continues the
+     *     old one (compression, resume, branch)
+     */
+    default void onSessionSwitch(String newSessionId, String parentSessionId, boolean reset) {}
+
+    /**
      * End-of-session extraction: the session is over and {@code messages} is its transcript.
      * Called synchronously on the caller's thread by {@link MemoryManager#onSessionEnd(List)}; may
      * block for as long as the extraction takes.
@@ -128,6 +183,21 @@ public interface MemoryProvider {
      * @param messages the session's transcript, oldest message first (an unmodifiable copy)
      */
     default void onSessionEnd(List<Message> messages) {}
+
+    /**
+     * End-of-session extraction of session {@code sessionId}: what {@link MemoryManager#onSessionEnd}
+     * calls. By default it calls {@link #onSessionEnd(List)}, for providers that know their session
+     * from {@link #initialize}. A provider that several managers share ({@link
+     * MemoryManager#useProvider}) must override this one: it is told which session ended, whatever
+     * the other managers initialized or wrote since.
+     *
+     * @param sessionId the session that ended: the one the manager was last initialized with, else
+     *     the session of its last write, else {@code ""}
+     * @param messages the session's transcript, oldest message first (an unmodifiable copy)
+     */
+    default void onSessionEnd(String sessionId, List<Message> messages) {
+        onSessionEnd(messages);
+    }
 
     /**
      * Releases the provider's resources (threads, connections). Called at most once per manager, on

@@ -18,12 +18,18 @@ final class Progress {
 
     private static final VarHandle DELIVERED;
     private static final VarHandle FAILED;
+    private static final VarHandle BATCHES;
+    private static final VarHandle BATCHED_WRITES;
+    private static final VarHandle LARGEST_BATCH;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             DELIVERED = lookup.findVarHandle(Progress.class, "delivered", long.class);
             FAILED = lookup.findVarHandle(Progress.class, "failed", long.class);
+            BATCHES = lookup.findVarHandle(Progress.class, "batches", long.class);
+            BATCHED_WRITES = lookup.findVarHandle(Progress.class, "batchedWrites", long.class);
+            LARGEST_BATCH = lookup.findVarHandle(Progress.class, "largestBatch", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -33,6 +39,12 @@ final class Progress {
     private volatile long delivered;
     /** Writes at least one provider failed; written only by the writer thread (release stores). */
     private volatile long failed;
+    /** Batches the writer took; written only by the writer thread, once per batch (release stores). */
+    private volatile long batches;
+    /** Writes in those batches. */
+    private volatile long batchedWrites;
+    /** The most writes in one of them. */
+    private volatile long largestBatch;
     /** Guards {@link #failedIds}: the writer appends (only when a write fails), the drain reads. */
     private final Object failedLock = new Object();
     private final WriteIds.Builder failedIds;
@@ -47,6 +59,35 @@ final class Progress {
     /** Writes finished so far, delivered or failed. */
     long finished() {
         return delivered + failed;
+    }
+
+    /** The writer: it took a batch of {@code n} writes. */
+    void batchTaken(int n) {
+        BATCHES.setRelease(this, batches + 1);
+        BATCHED_WRITES.setRelease(this, batchedWrites + n);
+        if (n > largestBatch) {
+            LARGEST_BATCH.setRelease(this, (long) n);
+        }
+    }
+
+    long batches() {
+        return batches;
+    }
+
+    long batchedWrites() {
+        return batchedWrites;
+    }
+
+    long largestBatch() {
+        return largestBatch;
+    }
+
+    long delivered() {
+        return delivered;
+    }
+
+    long failed() {
+        return failed;
     }
 
     /** The writer: {@code n} more writes every provider took. */

@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /** A provider as the manager holds it: whether it writes batches, its counts, and its gate. */
 final class RegisteredProvider {
@@ -39,6 +40,11 @@ final class RegisteredProvider {
      * logged once, not once per manager.
      */
     final ThrottledLog warnings;
+    /**
+     * A token while a prefetch of this provider runs, null otherwise: a provider has one prefetch
+     * running at most, so one stuck in {@code prefetch} holds one thread ({@link Prefetcher}).
+     */
+    final AtomicReference<Object> prefetchInFlight = new AtomicReference<>();
     /** Keeps this provider's hooks and its shutdown apart. */
     final ProviderGate gate = new ProviderGate();
 

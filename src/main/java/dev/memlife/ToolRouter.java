@@ -65,19 +65,25 @@ final class ToolRouter {
         return out;
     }
 
+    /** Whether a provider offers {@code tool}. */
+    boolean has(String tool) {
+        return owners.containsKey(tool);
+    }
+
     /**
      * Calls {@code tool} on the provider that offers it, on this thread, with an immutable copy of
      * {@code args}.
      *
-     * @return the provider's answer; a JSON error object if it failed or is shut down
-     * @throws IllegalArgumentException if no provider offers {@code tool}
+     * @return the provider's answer; a JSON error object if it failed or is shut down, or if no
+     *     provider offers {@code tool}
      */
     String call(String tool, Map<String, Object> args) {
         Map<String, RegisteredProvider> index = owners;
         RegisteredProvider owner = index.get(tool);
         if (owner == null) {
-            throw new IllegalArgumentException("no memory provider of manager '" + managerName + "' offers tool '"
-                    + tool + "'; offered: " + index.keySet());
+            LOG.debug("memory manager '{}': no provider offers tool '{}'; offered: {}", managerName, tool,
+                    index.keySet());
+            return error("No memory provider handles tool '" + tool + "'");
         }
         Map<String, Object> argsCopy = Map.copyOf(args);
         return calls.leased(owner, "handleToolCall(" + tool + ")", ProviderCalls.Interrupts.CLEAR,

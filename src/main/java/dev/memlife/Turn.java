@@ -59,6 +59,11 @@ public final class Turn {
         return idSeq;
     }
 
+    /** When the writer took the turn, in epoch milliseconds (see {@link #acceptedAt()}). */
+    long acceptedAtMillis() {
+        return acceptedAtMillis;
+    }
+
     /** Stamps the turn as the writer takes it off the queue, before any provider sees it. */
     void stampAccepted(long epochMillis) {
         this.acceptedAtMillis = epochMillis;

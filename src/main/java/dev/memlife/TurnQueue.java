@@ -146,6 +146,11 @@ final class TurnQueue extends TurnQueueTakerEnd {
         return first;
     }
 
+    /** The first linked write, without taking it; null if none is linked. Taker's end: under the batch lock. */
+    Turn peek() {
+        return (Turn) NEXT.getAcquire(head);
+    }
+
     /** Publishes what {@link #poll()} took since the last call: it makes room for callers. */
     void endTake() {
         taken = polled;

@@ -3,6 +3,8 @@ package dev.memlife;
 import dev.memlife.Writer.State;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -16,46 +18,95 @@ import java.util.function.Supplier;
  * BatchClaim}); and publishes each chunk to {@link Progress} as soon as every provider had it. It
  * exits once the drain has nothing more for it. {@link Writer}'s design notes give the protocol it
  * follows with the callers and the drain.
+ *
+ * <p><b>An idle writer gives its thread up.</b> A writer parked for its keep-alive with nothing
+ * queued {@linkplain #retire() retires}: it forgets itself as the writer, and the next write
+ * starts a new thread, as after a death. So a service with thousands of idle agents holds no
+ * writer thread for them. Retiring races with a caller appending: the caller wakes the writer it
+ * sees, which may be the one retiring. So the writer first forgets itself (a volatile write), then
+ * looks for a reserved write (a volatile read); the caller reserves and links (volatile writes),
+ * then reads the writer. In every order one of them sees the other: either the retiring writer
+ * sees the write and takes its thread back (unless a caller already started a new writer), or
+ * the caller sees no writer and starts one.
  */
 final class WriteLoop {
 
     /** How often an idle writer looks for a new write before it parks (a few microseconds). */
     private static final int SPINS_BEFORE_PARK = 100;
 
+    /** What an idle writer does next. */
+    private enum Next {
+        /** Take a batch: a write is linked. */
+        WORK,
+        /** Run the next session boundary: every write before it is finished. */
+        BOUNDARY,
+        /** Exit and release the providers: the drain has nothing more for this writer. */
+        STOP,
+        /** Exit and keep the providers' leases: idle for the keep-alive; the next write starts a new writer. */
+        RETIRE
+    }
+
     private final Writer writer;
     private final String managerName;
     private final TurnQueue queue;
     private final BatchClaim claim;
+    private final Boundaries boundaries;
     private final Progress progress;
     private final ProviderCalls calls;
     private final ThrottledLog warnings;
     private final Threads threads;
     private final int maxBatchSize;
+    /** How long the writer stays parked with nothing to do before it gives its thread up. */
+    private final long keepAliveNanos;
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
 
+    private static final VarHandle LAST_SESSION;
+
+    static {
+        try {
+            LAST_SESSION = MethodHandles.lookup().findVarHandle(WriteLoop.class, "lastSession", String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * The session of the last write finished; written by the writer once per chunk, before it
+     * publishes (a release store: no fence on the writer's path), read with acquire.
+     */
+    @SuppressWarnings("unused") // through LAST_SESSION
+    private String lastSession;
     /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
     private final Object startLock = new Object();
     /** The writer thread once started; null again if it died of an Error. */
     private volatile Thread worker;
 
     /** The loop of {@code writer}, over its queue, claim and progress. */
-    WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Progress progress,
-            ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize,
+    WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
+            Progress progress,
+            ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize, long keepAliveNanos,
             Supplier<RegisteredProvider[]> providers) {
         this.writer = writer;
         this.managerName = managerName;
         this.queue = queue;
         this.claim = claim;
+        this.boundaries = boundaries;
         this.progress = progress;
         this.calls = calls;
         this.warnings = warnings;
         this.threads = threads;
         this.maxBatchSize = maxBatchSize;
+        this.keepAliveNanos = keepAliveNanos;
         this.providers = providers;
     }
 
     // ---- the thread ----------------------------------------------------------------------------
+
+    /** The session of the last write the writer finished; null before the first. */
+    String lastSession() {
+        return (String) LAST_SESSION.getAcquire(this);
+    }
 
     /** The writer thread, if one was started (and has not died). */
     Thread thread() {
@@ -118,10 +169,21 @@ final class WriteLoop {
             claim.lock.unlock();
         }
         try {
-            while (awaitWork() && take(batch)) {
+            for (Next next; (next = awaitWork(batch)) != Next.RETIRE; ) {
+                if (next == Next.BOUNDARY) {
+                    runBoundary();
+                    continue;
+                }
+                if (next == Next.STOP || !take(batch)) {
+                    releaseLeases(); // shut down: nothing more to write
+                    return;
+                }
+                if (batch.isEmpty()) {
+                    LockSupport.parkNanos(this, 50_000); // a boundary waits for a write its caller is still linking
+                    continue;
+                }
                 deliver(batch);
             }
-            releaseLeases(); // shut down: nothing more to write
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
             synchronized (startLock) {
                 worker = null;
@@ -177,31 +239,76 @@ final class WriteLoop {
 
     /**
      * Waits until there is work: spins briefly (when writes stream in, this saves a park and an
-     * unpark per write), then parks. Returns false when the writer should exit: shutdown began and
-     * no write is queued or about to be.
+     * unpark per write), then parks, for the keep-alive at most in all. Says what to do next:
+     * {@link Next#STOP} once shutdown began and no write is queued or about to be; {@link
+     * Next#RETIRE} once idle for the keep-alive and {@link #retire retired}.
      */
-    private boolean awaitWork() {
+    private Next awaitWork(List<Turn> batch) {
+        long idleSince = 0;
+        boolean idle = false;
         for (int spins = 0; ; spins++) {
             State s = writer.state();
             if (s == State.ABANDONED) {
-                return false;
+                return Next.STOP;
             }
-            if (queue.hasLinked()) {
-                return true;
+            if (queue.finished() >= boundaries.nextAfter()) {
+                return Next.BOUNDARY;
+            }
+            if (queue.hasLinked() || boundaries.hasWork()) {
+                return Next.WORK;
             }
             if (s == State.DRAINING && queue.taken() >= queue.reserved()) {
-                return false; // the count is final once draining: every accepted write was taken
+                return Next.STOP; // the count is final once draining: every accepted write was taken
             }
             if (spins < SPINS_BEFORE_PARK || s == State.DRAINING) {
                 Thread.onSpinWait(); // while draining nobody wakes the writer; a caller may be linking a write
                 continue;
             }
+            if (!idle) {
+                idle = true;
+                idleSince = System.nanoTime(); // real time, like a thread pool's keep-alive
+            }
             if (queue.announcePark() && writer.state() == State.RUNNING) {
-                LockSupport.park(this);
+                long left = keepAliveNanos - (System.nanoTime() - idleSince);
+                if (left <= 0 && retire(batch)) {
+                    return Next.RETIRE; // the park announcement stays: the next caller starts a writer
+                }
+                LockSupport.parkNanos(this, Math.max(left, 0));
             }
             queue.clearPark();
             Thread.interrupted(); // the writer stops by state only; clear an interrupt from outside
         }
+    }
+
+    /**
+     * Gives the writer's thread up, after its keep-alive with nothing queued, and with the park
+     * announced (see the class notes for the race with a caller). Its batch list goes too, so an
+     * idle manager keeps no batch-sized array.
+     *
+     * @return true if retired; false if a write came meanwhile and this thread stays the writer
+     */
+    private boolean retire(List<Turn> batch) {
+        Thread self = Thread.currentThread();
+        synchronized (startLock) {
+            worker = null;
+        }
+        if (queue.reserved() > queue.taken() || boundaries.hasWork() || writer.state() != State.RUNNING) {
+            synchronized (startLock) {
+                if (worker == null) {
+                    worker = self; // nobody started another: this thread goes on writing
+                    return false;
+                }
+            }
+            return true; // a caller saw no writer and started one: it takes the write
+        }
+        claim.lock.lock();
+        try {
+            claim.uninstall(batch);
+        } finally {
+            claim.lock.unlock();
+        }
+        batch.clear();
+        return true;
     }
 
     /** Takes up to a batch of queued writes, under the batch lock; false when the drain abandoned the rest. */
@@ -212,18 +319,60 @@ final class WriteLoop {
                 return false;
             }
             batch.clear();
+            long stop = boundaries.stop();
+            boundaries.takeDeferred(batch, maxBatchSize, stop);
             long now = System.currentTimeMillis();
             for (Turn t; batch.size() < maxBatchSize && (t = queue.poll()) != null; ) {
                 t.stampAccepted(now);
-                batch.add(t);
+                if (t.seq() > stop) {
+                    boundaries.defer(t); // reserved after the next boundary: delivered once it ran
+                } else {
+                    batch.add(t);
+                }
             }
             queue.endTake();
             claim.begin(progress.finished());
+            if (!batch.isEmpty()) {
+                progress.batchTaken(batch.size());
+            }
         } finally {
             claim.lock.unlock();
         }
         writer.roomMade();
         return true;
+    }
+
+    /**
+     * Runs the next session boundary on the writer thread, every write before it being finished,
+     * unless a drain gave it up first. Its task isolates each provider's failure; anything else it
+     * throws ends the boundary exceptionally, not the writer.
+     */
+    private void runBoundary() {
+        Boundaries.Boundary b;
+        claim.lock.lock();
+        try {
+            b = boundaries.ready(queue.finished());
+        } finally {
+            claim.lock.unlock();
+        }
+        if (b == null) {
+            return;
+        }
+        if (b.claimed.compareAndSet(false, true)) { // pending until it has run: a drain waits for it
+            try {
+                b.task.run();
+                b.done.complete(null);
+            } catch (RuntimeException e) {
+                b.done.completeExceptionally(e);
+            }
+        }
+        claim.lock.lock();
+        try {
+            boundaries.remove(b);
+        } finally {
+            claim.lock.unlock();
+        }
+        writer.signalProgress(); // a drain may wait for the boundaries
     }
 
     /**
@@ -273,6 +422,7 @@ final class WriteLoop {
     /** Publishes a finished chunk, and wakes whoever waits for progress. */
     private void publish(List<Turn> batch, int from, int to, boolean ok) {
         int n = to - from;
+        LAST_SESSION.setRelease(this, batch.get(to - 1).sessionId()); // before the count: a flush that returns sees it
         if (ok) {
             progress.delivered(n);
         } else {

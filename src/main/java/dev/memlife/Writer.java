@@ -4,13 +4,16 @@ import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -44,7 +47,8 @@ import java.util.function.Supplier;
  * <p><b>Four locks, and the order they are taken in.</b>
  * <ul>
  *   <li>The <em>start lock</em> ({@code WriteLoop.startLock}) guards starting the writer thread
- *       and forgetting a dead one. The user's thread factory runs under it; nothing else does.
+ *       and forgetting a dead or retired one ({@link WriteLoop}: an idle writer gives its thread
+ *       up after its keep-alive). The user's thread factory runs under it; nothing else does.
  *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue and
  *       the batch in progress. The writer holds it while it takes a batch; the drain, while it
  *       claims what the writer has not started and takes its snapshot.
@@ -117,11 +121,26 @@ final class Writer {
     private final TurnQueue queue;
     private final Progress progress;
     private final BatchClaim claim;
+    private final Boundaries boundaries = new Boundaries();
     private final WriteLoop loop;
 
     /** Written only while holding {@link #waits}, read anywhere. */
     private volatile State state = State.RUNNING;
     private final AtomicLong rejected = new AtomicLong();
+    /**
+     * Writes accepted while the manager had no provider: delivered to every provider of their
+     * (empty) route at once, without the queue or a writer thread, and without a write id.
+     */
+    private final AtomicLong toNobody = new AtomicLong();
+    /** Flushes that had to wait, and those of them that returned false; counted off the fast path. */
+    private final AtomicLong flushWaits = new AtomicLong();
+    private final AtomicLong flushTimeouts = new AtomicLong();
+    /**
+     * For {@link #figures()}, under the batch lock: the sequence number of the first queued write
+     * that no writer had taken when a snapshot last looked, and when that snapshot saw it first.
+     */
+    private long untakenSeq;
+    private long untakenSinceMillis;
 
     // ---- waiting: callers for room, flushes and the drain for progress ----
     private final ReentrantLock waits = new ReentrantLock();
@@ -145,8 +164,8 @@ final class Writer {
     /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
 
-    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, Threads threads, Ticker ticker,
-            ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
+    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, long keepAliveNanos, Threads threads,
+            Ticker ticker, ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
         this.managerName = managerName;
         this.idPrefix = idPrefix;
         this.ticker = ticker;
@@ -155,8 +174,8 @@ final class Writer {
         this.progress = new Progress(idPrefix);
         this.claim = new BatchClaim();
         this.abandoned = new WriteIds.Builder(idPrefix);
-        this.loop = new WriteLoop(this, managerName, queue, claim, progress, calls, warnings, threads, maxBatchSize,
-                providers);
+        this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, threads,
+                maxBatchSize, keepAliveNanos, providers);
     }
 
     // ---- callers ---------------------------------------------------------------------------
@@ -172,6 +191,9 @@ final class Writer {
      */
     boolean enqueue(String sessionId, String user, String assistant, List<Message> messages,
             RegisteredProvider[] route, long timeoutNanos) {
+        if (route.length == 0) {
+            return deliverToNobody();
+        }
         if (loop.thread() == null) {
             startWriterOrReject();
         }
@@ -199,6 +221,25 @@ final class Writer {
             if (!awaitRoom(wait)) {
                 return false; // shutdown began while this caller waited; the drain counted it
             }
+        }
+    }
+
+    /**
+     * A write accepted while the manager has no provider: delivered at once to every provider of its
+     * empty route, with no thread started for it. Under {@link #waits}, where the drain changes the
+     * state, so a write accepted here is in the drain's count and one refused is counted rejected.
+     */
+    private boolean deliverToNobody() {
+        waits.lock();
+        try {
+            if (state != State.RUNNING) {
+                rejected.incrementAndGet();
+                return false;
+            }
+            toNobody.incrementAndGet();
+            return true;
+        } finally {
+            waits.unlock();
         }
     }
 
@@ -257,6 +298,37 @@ final class Writer {
         }
     }
 
+    // ---- session boundaries -------------------------------------------------------------------
+
+    /**
+     * Queues {@code task} to run on the writer after every write reserved so far and before any
+     * reserved later ({@link Boundaries}); never waits.
+     *
+     * @return completes when the task has run; exceptionally with {@link StoppedException} if
+     *     shutdown began before it was queued or before it could run, or with what the task threw
+     */
+    CompletableFuture<Void> boundary(Runnable task) {
+        Boundaries.Boundary b;
+        claim.lock.lock();
+        try {
+            if (state != State.RUNNING) {
+                return CompletableFuture.failedFuture(new StoppedException("memory manager '" + managerName + "'",
+                        "commitSessionBoundaryAsync"));
+            }
+            b = new Boundaries.Boundary(queue.reserved(), task);
+            boundaries.add(b);
+        } finally {
+            claim.lock.unlock();
+        }
+        Thread w = loop.thread();
+        if (w != null) {
+            LockSupport.unpark(w);
+        } else {
+            loop.wake(); // starts a writer; if none can start, the boundary runs with the next write or fails at shutdown
+        }
+        return b.done;
+    }
+
     // ---- the barrier -------------------------------------------------------------------------
 
     /**
@@ -272,21 +344,34 @@ final class Writer {
             return false; // the writer cannot wait for itself
         }
         long deadline = Checks.saturatedAdd(ticker.read(), timeoutNanos);
-        return awaitFinished(target, () -> deadline);
+        flushWaits.incrementAndGet();
+        boolean met = awaitFinished(target, () -> deadline);
+        if (!met) {
+            flushTimeouts.incrementAndGet();
+        }
+        return met;
     }
 
     /** Waits until {@code target} writes are finished; false at the deadline, on interrupt or abandonment. */
     private boolean awaitFinished(long target, LongSupplier deadline) {
+        return awaitProgress(() -> queue.finished() >= target,
+                () -> state == State.ABANDONED && target > queue.reserved() - abandonedCount, deadline);
+    }
+
+    /**
+     * Waits, under {@link #waits}, until {@code done} holds; false once {@code hopeless} holds, at
+     * the deadline, or on interrupt (the flag restored). Re-reads the ticker at every slice.
+     */
+    private boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, LongSupplier deadline) {
         waits.lock();
         progressWaiters++;
         try {
-            while (queue.finished() < target) {
+            while (!done.getAsBoolean()) {
                 long remaining = deadline.getAsLong() - ticker.read();
-                boolean unreachable = state == State.ABANDONED && target > queue.reserved() - abandonedCount;
-                if (unreachable || remaining <= 0) {
+                if (hopeless.getAsBoolean() || remaining <= 0) {
                     return false;
                 }
-                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS)); // re-reads the ticker
+                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS));
             }
             return true;
         } catch (InterruptedException e) {
@@ -303,9 +388,56 @@ final class Writer {
         return Math.max(0, queue.reserved() - queue.finished() - abandonedCount);
     }
 
+    /** The session of the last write the writer finished; null before the first. */
+    String lastWrittenSession() {
+        return loop.lastSession();
+    }
+
     /** Writes rejected so far. */
     long rejectedSoFar() {
         return rejected.get();
+    }
+
+    /** The figures of {@link WriteFigures}, read now. */
+    WriteFigures figures() {
+        long now = System.currentTimeMillis();
+        long oldestSince;
+        claim.lock.lock(); // the writer takes it once per batch; the drain, once
+        try {
+            oldestSince = oldestPendingSince(now);
+        } finally {
+            claim.lock.unlock();
+        }
+        long nobody = toNobody.get();
+        long delivered = progress.delivered() + nobody;
+        long failed = progress.failed();
+        return new WriteFigures(queue.reserved() + nobody, delivered, failed, abandonedCount, rejected.get(), pending(),
+                Duration.ofMillis(Math.max(0, now - oldestSince)), progress.batches(), progress.batchedWrites(),
+                progress.largestBatch(), flushWaits.get(), flushTimeouts.get());
+    }
+
+    /**
+     * Under the batch lock, so the batch and the taker's end of the queue hold still: when the
+     * oldest pending write was taken by the writer, or first seen queued by a snapshot; {@code
+     * now} if none is pending.
+     */
+    private long oldestPendingSince(long now) {
+        if (pending() == 0) {
+            return now;
+        }
+        Turn inBatch = claim.firstUnfinished(progress.finished());
+        if (inBatch != null) {
+            return inBatch.acceptedAtMillis();
+        }
+        Turn queued = queue.peek();
+        if (queued == null) {
+            return now; // reserved, not linked yet: its caller is a few instructions from linking it
+        }
+        if (queued.seq() != untakenSeq) {
+            untakenSeq = queued.seq();
+            untakenSinceMillis = now;
+        }
+        return untakenSinceMillis;
     }
 
     // ---- what the writer tells the waiters -----------------------------------------------------
@@ -406,8 +538,9 @@ final class Writer {
             LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
         }
         boolean onWriter = Thread.currentThread() == w;
-        boolean complete = queue.finished() >= target
-                || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get));
+        boolean complete = queue.finished() >= target && !boundaries.hasPending()
+                || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get)
+                        && awaitBoundaries(drainDeadline::get));
         claim.lock.lock();
         try {
             int claimedEnd = complete ? BatchClaim.STOPPED : abandonRest();
@@ -422,9 +555,14 @@ final class Writer {
         }
     }
 
-    /** Makes sure a writer runs while writes wait; false if none can (they are then abandoned at once). */
+    /** Waits until no session boundary is pending; false at the deadline, on interrupt or abandonment. */
+    private boolean awaitBoundaries(LongSupplier deadline) {
+        return awaitProgress(() -> !boundaries.hasPending(), () -> state == State.ABANDONED, deadline);
+    }
+
+    /** Makes sure a writer runs while writes or boundaries wait; false if none can (they are then abandoned at once). */
     private boolean writerRunsFor(long target) {
-        if (loop.thread() != null || queue.finished() >= target) {
+        if (loop.thread() != null || queue.finished() >= target && !boundaries.hasPending()) {
             return true;
         }
         try {
@@ -453,6 +591,7 @@ final class Writer {
         }
         int from = claim.claimRest();
         claim.addFrom(from, abandoned);
+        boundaries.abandonDeferred(abandoned); // taken off the queue, waiting for a boundary: never started
         long unlinked = queue.reserved() - queue.taken(); // final: the queue is closed
         boolean waiting = false;
         long waitStart = 0;
@@ -486,6 +625,8 @@ final class Writer {
      * writes of the current batch the writer is still handing to its providers.
      */
     private Outcome snapshot(int claimedEnd) {
+        boundaries.failUnclaimed(new StoppedException("memory manager '" + managerName + "'",
+                "session boundary (shutdown came before it could run)"));
         Progress.Counts done = progress.read();
         WriteIds.Builder running = new WriteIds.Builder(idPrefix);
         claim.addStillRunning(done.delivered() + done.failed(), claimedEnd, running);
@@ -493,7 +634,7 @@ final class Writer {
             loop.releaseLeases(); // the writer will call no provider again
         }
         long unlinked = queue.reserved() - done.delivered() - done.failed() - abandoned.size() - running.size();
-        return new Outcome(done.delivered(), done.failed(), done.failedIds(), abandoned.build(), running.build(),
-                unlinked);
+        return new Outcome(done.delivered() + toNobody.get(), done.failed(), done.failedIds(), abandoned.build(),
+                running.build(), unlinked);
     }
 }

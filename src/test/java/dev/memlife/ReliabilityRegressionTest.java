@@ -451,12 +451,13 @@ class ReliabilityRegressionTest {
      */
     @Test
     void anIdleWritersThreadEndsAtShutdown() throws Exception {
-        MemoryManager m = MemoryManager.builder().name("idle").build();
+        // A keep-alive far longer than the test: the writer must end because shutdown woke it.
+        MemoryManager m = MemoryManager.builder().name("idle").writerKeepAlive(Duration.ofHours(1)).build();
         m.addProvider(new RecordingProvider("rec"));
         m.syncAll("u", "a", "s");
         assertThat(m.flushPending(WAIT)).isTrue();
         Thread writer = m.writerThread();
-        await().atMost(WAIT).until(() -> writer.getState() == Thread.State.WAITING); // parked, idle
+        await().atMost(WAIT).until(() -> writer.getState() == Thread.State.TIMED_WAITING); // parked, idle
 
         assertThat(m.shutdownAll().delivered()).isEqualTo(1);
 

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadFactory;
@@ -257,6 +258,17 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         } catch (ExecutionException e) {
             throw new IllegalStateException("teardown of agent '" + name() + "' failed", e.getCause());
         }
+    }
+
+    /**
+     * The teardown that owns this agent, whichever mode claims it, now or later, as a stage that
+     * completes when it has finished: with its result, or exceptionally if it failed. Never
+     * waits; to wait, see {@link #awaitTeardown}. Completing a copy of it changes nothing here.
+     *
+     * @return a read-only stage of the owning teardown's result
+     */
+    public CompletionStage<TeardownResult> whenTornDown() {
+        return teardown.minimalCompletionStage();
     }
 
     /** {@return true while no teardown has been claimed} */

@@ -2,12 +2,17 @@ package dev.memlife.gateway;
 
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
+import dev.memlife.WriteFigures;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.internal.Deadline;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -42,10 +47,22 @@ final class AgentCache {
     private final String owner;
     private final Ticker ticker;
     private final Object lock = new Object();
-    /** Access-ordered: iteration starts at the least recently used entry. Guarded by lock. */
-    private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
+    /**
+     * In least-recently-used order: iteration starts at the entry leased longest ago. Only a lease
+     * (or caching the same agent again) moves an entry to the end ({@link #touch}); looking ({@link
+     * #peek}, eviction checks) does not, so looking never changes which agent is evicted next.
+     * Guarded by lock.
+     */
+    private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
     /** Set once by {@link #stop}; after it nothing enters the map. Guarded by lock. */
     private boolean stopped;
+    /**
+     * Entries that left the map and whose agent's teardown has not finished: their figures still
+     * move. Guarded by lock; an entry leaves it by {@link #retire}.
+     */
+    private final Set<Entry> departing = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The final write figures of every agent retired, added up. Guarded by lock. */
+    private WriteFigures retired = WriteFigures.NONE;
 
     AgentCache(String owner, int capacity, long idleTtlNanos, Ticker ticker) {
         this.owner = owner;
@@ -67,12 +84,12 @@ final class AgentCache {
             Entry e = entries.get(key);
             if (e != null && !e.agent.isOpen()) {
                 entries.remove(key);
-                left.add(e);
+                left.add(leave(e));
                 return null;
             }
             if (e != null) {
                 e.leases++;
-                e.lastUsedNanos = ticker.read();
+                touch(e);
             }
             return e;
         }
@@ -93,7 +110,7 @@ final class AgentCache {
             Entry existing = entries.get(key);
             if (existing != null && existing.agent.isOpen()) {
                 existing.leases++;
-                existing.lastUsedNanos = ticker.read();
+                touch(existing);
                 return existing;
             }
             Entry e = put(key, agent, left);
@@ -121,23 +138,39 @@ final class AgentCache {
     private Entry put(String key, AgentMemory agent, List<Entry> left) {
         Entry previous = entries.get(key);
         if (previous != null && previous.agent == agent) {
-            previous.lastUsedNanos = ticker.read();
+            touch(previous);
             return previous;
         }
         Entry e = new Entry(key, agent, ticker.read());
-        entries.put(key, e);
+        entries.remove(key);
+        entries.put(key, e); // a new agent: the most recently used
         if (previous != null) {
-            left.add(previous);
+            left.add(leave(previous));
         }
         Iterator<Entry> lru = entries.values().iterator();
         while (entries.size() > capacity && lru.hasNext()) {
             Entry candidate = lru.next();
             if (candidate != e && candidate.leases == 0) {
                 lru.remove();
-                left.add(candidate);
+                left.add(leave(candidate));
             }
         }
         return e;
+    }
+
+    /** Under the lock: {@code e} was used now; it becomes the most recently used. */
+    private void touch(Entry e) {
+        e.lastUsedNanos = ticker.read();
+        if (entries.remove(e.key, e)) {
+            entries.put(e.key, e);
+        }
+    }
+
+    /** {@return how many agents the cache holds beyond its capacity: those the leases keep in} */
+    int overCapacity() {
+        synchronized (lock) {
+            return Math.max(0, entries.size() - capacity);
+        }
     }
 
     /** Ends one lease of {@code e}; harmless if the entry has left the map meanwhile. */
@@ -182,7 +215,8 @@ final class AgentCache {
     /** Removes the entry for {@code key} whatever its leases; null if there is none. */
     Entry remove(String key) {
         synchronized (lock) {
-            return entries.remove(key);
+            Entry e = entries.remove(key);
+            return e == null ? null : leave(e);
         }
     }
 
@@ -197,25 +231,44 @@ final class AgentCache {
                 return Removal.BUSY;
             }
             entries.remove(key);
-            left.add(e);
+            left.add(leave(e));
             return Removal.REMOVED;
         }
     }
 
-    /** Removes every entry that is not busy and was last used at least the idle TTL ago. */
-    List<Entry> removeIdle() {
-        List<Entry> idle = new ArrayList<>();
+    /**
+     * Removes every entry that is not busy, was last used at least the idle TTL ago, and whose key
+     * {@code exempt} does not claim. {@code exempt} is the application's: it is asked outside the
+     * lock, and an entry leased again meanwhile stays.
+     */
+    List<Entry> removeIdle(Predicate<String> exempt) {
+        List<String> candidates = new ArrayList<>();
         synchronized (lock) {
             long now = ticker.read();
-            for (Iterator<Entry> it = entries.values().iterator(); it.hasNext(); ) {
-                Entry e = it.next();
-                if (e.leases == 0 && now - e.lastUsedNanos >= idleTtlNanos) {
-                    it.remove();
-                    idle.add(e);
+            for (Entry e : entries.values()) {
+                if (isIdle(e, now)) {
+                    candidates.add(e.key);
+                }
+            }
+        }
+        List<Entry> idle = new ArrayList<>();
+        for (String key : candidates) {
+            if (exempt.test(key)) {
+                continue;
+            }
+            synchronized (lock) {
+                Entry e = entries.get(key);
+                if (e != null && isIdle(e, ticker.read())) {
+                    entries.remove(key);
+                    idle.add(leave(e));
                 }
             }
         }
         return idle;
+    }
+
+    private boolean isIdle(Entry e, long now) {
+        return e.leases == 0 && now - e.lastUsedNanos >= idleTtlNanos;
     }
 
     /** Stops the cache for good and hands back every entry, busy or not. */
@@ -224,9 +277,53 @@ final class AgentCache {
             stopped = true;
             List<Entry> all = new ArrayList<>(entries.values());
             entries.clear();
+            departing.addAll(all);
             return all;
         }
     }
+
+    /** Under the lock: {@code e} left the map; its agent counts as departing until {@link #retire retired}. */
+    private Entry leave(Entry e) {
+        departing.add(e);
+        return e;
+    }
+
+    /**
+     * The teardown of {@code e}'s agent has finished: its final figures move to the retired
+     * totals. Only the first call for an entry counts.
+     */
+    void retire(Entry e, WriteFigures last) {
+        synchronized (lock) {
+            if (departing.remove(e)) {
+                retired = retired.plus(last);
+            }
+        }
+    }
+
+    /**
+     * One consistent look: what is cached and leased, the agents whose figures still move
+     * (cached, or departing), and the retired totals. Each agent is in exactly one of the last
+     * two, so figures summed from it count every agent once.
+     */
+    Census census() {
+        synchronized (lock) {
+            List<AgentMemory> live = new ArrayList<>(entries.size() + departing.size());
+            int leased = 0;
+            for (Entry e : entries.values()) {
+                live.add(e.agent);
+                if (e.leases > 0) {
+                    leased++;
+                }
+            }
+            for (Entry e : departing) {
+                live.add(e.agent);
+            }
+            return new Census(entries.size(), leased, departing.size(), live, retired);
+        }
+    }
+
+    /** What {@link #census()} saw. */
+    record Census(int cached, int leased, int departing, List<AgentMemory> live, WriteFigures retired) {}
 
     /** The agent cached for {@code key}, without leasing it; null if none. */
     AgentMemory peek(String key) {

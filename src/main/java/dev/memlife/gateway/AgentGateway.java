@@ -4,18 +4,21 @@ import static java.util.Objects.requireNonNull;
 
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
+import dev.memlife.WriteFigures;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -23,7 +26,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,6 +81,12 @@ public final class AgentGateway implements AutoCloseable {
     private final Ticker ticker;
     private final AgentCache cache;
     private final ThreadPoolExecutor housekeeping;
+    private final TeardownTally teardowns = new TeardownTally();
+    private final ThrottledLog warnings = new ThrottledLog(LOG);
+    /** Commits a session's work before its agent is evicted; null: evict at once. */
+    private final CommitBeforeEviction beforeEviction;
+    /** Sessions the idle sweep leaves to another path (their expiry). */
+    private final Predicate<String> idleSweepSkips;
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
     /** When the idle sweep last ran, by the gateway's ticker; CAS so only one caller sweeps at a time. */
@@ -84,6 +95,7 @@ public final class AgentGateway implements AutoCloseable {
     private AgentGateway(Builder b) {
         this.name = b.name;
         this.evictionMode = b.evictionMode;
+        this.idleSweepSkips = b.idleSweepSkips;
         this.stopMode = b.stopMode;
         this.idleTtl = b.idleTtl;
         this.sweepIntervalNanos = b.sweepInterval.toNanos();
@@ -93,6 +105,8 @@ public final class AgentGateway implements AutoCloseable {
         this.ticker = b.ticker;
         this.cache = new AgentCache("agent gateway '" + b.name + "'", b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker);
         this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
+        this.beforeEviction = b.beforeEviction == null ? null : new CommitBeforeEviction(b.name, b.beforeEviction,
+                housekeeping, e -> softTearDown(e, TeardownMode.RELEASE, Runnable::run));
         this.lastSweepNanos = new AtomicLong(b.ticker.read());
     }
 
@@ -131,6 +145,7 @@ public final class AgentGateway implements AutoCloseable {
             left.clear();
             entry = cache.insertLeased(key, fresh, left);
             evictAll(left, "capacity " + maxAgents);
+            warnIfOverCapacity();
             if (entry == null || entry.agent != fresh) {
                 fresh.tearDownAsync(TeardownMode.RELEASE, housekeeping); // never handed out: nothing to extract
             }
@@ -163,6 +178,20 @@ public final class AgentGateway implements AutoCloseable {
             throw new StoppedException("agent gateway '" + name + "'", "put of key " + key);
         }
         evictAll(left, "replaced or capacity " + maxAgents);
+        warnIfOverCapacity();
+    }
+
+    /**
+     * Logs (throttled) when the cache stays over its cap because every agent it could evict is
+     * mid-turn; the next insert checks again. hermes-agent's gateway logs this on every insert.
+     */
+    private void warnIfOverCapacity() {
+        int over = cache.overCapacity();
+        if (over > 0) {
+            warnings.warn("over-capacity", "agent gateway '" + name + "': agent cache over its cap (" + (maxAgents + over)
+                    + " > " + maxAgents + "); " + over + " excess agents are mid-turn and will be evicted once idle, "
+                    + "at a later insert or sweep", null);
+        }
     }
 
     /**
@@ -212,7 +241,10 @@ public final class AgentGateway implements AutoCloseable {
      */
     public List<String> sweepIdle() {
         lastSweepNanos.set(ticker.read());
-        List<AgentCache.Entry> idle = cache.removeIdle();
+        if (beforeEviction != null) {
+            beforeEviction.retry();
+        }
+        List<AgentCache.Entry> idle = cache.removeIdle(idleSweepSkips);
         evictAll(idle, "idle for " + idleTtl);
         List<String> keys = new ArrayList<>(idle.size());
         for (AgentCache.Entry e : idle) {
@@ -301,7 +333,8 @@ public final class AgentGateway implements AutoCloseable {
             return stopReport.join();
         }
         try {
-            GatewayStopReport report = new GatewayStop(cache, housekeeping, e -> tearDown(e, stopMode, "gateway stop"), timeout, ticker).run();
+            GatewayStopReport report = new GatewayStop(cache, this::keptAgents, housekeeping, this::tearDownAtStop,
+                    timeout, ticker).run();
             state.set(State.STOPPED);
             stopReport.complete(report);
             LOG.info("agent gateway stopped: {}", report);
@@ -329,17 +362,74 @@ public final class AgentGateway implements AutoCloseable {
         return tearDown(entry, TeardownMode.CLOSE, why);
     }
 
+    /** The stop's teardown of one agent, cached or kept; a kept agent's eviction ends with it. */
+    private void tearDownAtStop(AgentCache.Entry entry) {
+        CompletableFuture<TeardownResult> teardown = tearDown(entry, stopMode, "gateway stop");
+        CompletableFuture<TeardownResult> eviction = beforeEviction == null ? null : beforeEviction.take(entry);
+        if (eviction != null) {
+            CommitBeforeEviction.propagate(teardown, eviction);
+        }
+    }
+
+    private List<AgentCache.Entry> keptAgents() {
+        return beforeEviction == null ? List.of() : beforeEviction.entries();
+    }
+
     /** Claims the agent's teardown in {@code mode} on this thread and runs it on the housekeeping executor. */
     private CompletableFuture<TeardownResult> tearDown(AgentCache.Entry entry, TeardownMode mode, String why) {
         LOG.debug("tearing agent {} of '{}' down, {} ({})", entry.agent, entry.key, mode, why);
-        return entry.agent.tearDownAsync(mode, housekeeping);
+        return counted(entry, mode, entry.agent.tearDownAsync(mode, housekeeping));
     }
 
-    /** Soft-tears-down an entry that already left the cache, off this thread, then clears its transcript. */
+    /**
+     * Soft-tears-down an entry that already left the cache, off this thread, then clears its
+     * transcript; with {@link Builder#beforeEviction}, after committing the session's work ({@link
+     * CommitBeforeEviction}).
+     */
     private CompletableFuture<TeardownResult> evictRemoved(AgentCache.Entry entry, String why) {
         LOG.debug("evicting agent {} of '{}' ({})", entry.agent, entry.key, why);
-        return entry.agent.tearDownAsync(evictionMode, housekeeping)
+        if (beforeEviction == null || !entry.agent.isOpen()) {
+            return softTearDown(entry, housekeeping);
+        }
+        return beforeEviction.evict(entry);
+    }
+
+    private CompletableFuture<TeardownResult> softTearDown(AgentCache.Entry entry, Executor executor) {
+        return softTearDown(entry, evictionMode, executor);
+    }
+
+    private CompletableFuture<TeardownResult> softTearDown(AgentCache.Entry entry, TeardownMode mode,
+            Executor executor) {
+        return counted(entry, mode, entry.agent.tearDownAsync(mode, executor))
                 .whenComplete((result, failure) -> entry.agent.clearTranscript());
+    }
+
+    /**
+     * Counts a teardown of a departed entry once it has finished, if it ran; and retires the entry
+     * from the figures once its agent's owning teardown, this one or another, has finished.
+     */
+    private CompletableFuture<TeardownResult> counted(AgentCache.Entry entry, TeardownMode mode,
+            CompletableFuture<TeardownResult> teardown) {
+        teardown.whenComplete((result, failure) -> teardowns.count(mode, result, failure));
+        entry.agent.whenTornDown().whenComplete((result, failure) -> cache.retire(entry,
+                entry.agent.memory().figures()));
+        return teardown;
+    }
+
+    /**
+     * The gateway's figures now: agents cached, leased and being torn down, the write figures of
+     * all its agents together, and the teardowns it ran by mode and outcome. Reads every agent's
+     * figures, one short lock each: cheap enough for a metrics scrape, not for every request.
+     *
+     * @return a snapshot of this gateway's figures
+     */
+    public GatewayFigures figures() {
+        AgentCache.Census census = cache.census();
+        WriteFigures writes = census.retired();
+        for (AgentMemory agent : census.live()) {
+            writes = writes.plus(agent.memory().figures());
+        }
+        return new GatewayFigures(census.cached(), census.leased(), census.departing(), writes, teardowns.snapshot());
     }
 
     private void evictAll(List<AgentCache.Entry> entries, String why) {
@@ -395,6 +485,8 @@ public final class AgentGateway implements AutoCloseable {
         private ThreadFactory threadFactory;
         private TeardownMode evictionMode = TeardownMode.COMMIT_THEN_RELEASE;
         private TeardownMode stopMode = TeardownMode.CLOSE;
+        private BiPredicate<String, AgentMemory> beforeEviction;
+        private Predicate<String> idleSweepSkips = key -> false;
         private Ticker ticker = Ticker.system();
 
         private Builder() {}
@@ -532,6 +624,37 @@ public final class AgentGateway implements AutoCloseable {
          */
         public Builder ticker(Ticker ticker) {
             this.ticker = requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /**
+         * Commits a session's work before its agent is evicted (LRU cap, idle sweep, {@link
+         * AgentGateway#evict}), on the housekeeping executor: {@code commit} is given the session key
+         * and the agent, and answers whether the session is clean now. If it is not (a commit
+         * failed, or is still in flight elsewhere), the agent is kept open, its providers alive, and
+         * evicted at a later sweep once the session is committed, or at the gateway's stop. Default:
+         * none, evict at once. With a {@code SessionCommitTracker}, pass {@code
+         * tracker.commitBeforeEviction(timeout)}, as hermes-webui commits before it evicts.
+         *
+         * @param commit commits the session's work and answers whether it is clean
+         * @return this builder
+         */
+        public Builder beforeEviction(BiPredicate<String, AgentMemory> commit) {
+            this.beforeEviction = requireNonNull(commit, "commit");
+            return this;
+        }
+
+        /**
+         * Sessions the idle sweep leaves alone, because another path will finalize them with their
+         * live transcript (their expiry, as hermes-agent's gateway leaves a finalizable, unexpired
+         * session to its expiry watcher). Asked at each sweep, outside the gateway's locks; default:
+         * none.
+         *
+         * @param skip true for a session key the sweep must not evict
+         * @return this builder
+         */
+        public Builder idleSweepSkips(Predicate<String> skip) {
+            this.idleSweepSkips = requireNonNull(skip, "skip");
             return this;
         }
 

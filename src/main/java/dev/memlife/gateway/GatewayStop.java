@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,14 +31,16 @@ final class GatewayStop {
     private static final Logger LOG = LoggerFactory.getLogger(AgentGateway.class);
 
     private final AgentCache cache;
+    private final Supplier<List<AgentCache.Entry>> kept;
     private final ThreadPoolExecutor housekeeping;
     private final Consumer<AgentCache.Entry> tearDown;
     private final Duration timeout;
     private final Deadline deadline;
 
-    GatewayStop(AgentCache cache, ThreadPoolExecutor housekeeping, Consumer<AgentCache.Entry> tearDown,
-            Duration timeout, Ticker ticker) {
+    GatewayStop(AgentCache cache, Supplier<List<AgentCache.Entry>> kept, ThreadPoolExecutor housekeeping,
+            Consumer<AgentCache.Entry> tearDown, Duration timeout, Ticker ticker) {
         this.cache = cache;
+        this.kept = kept;
         this.housekeeping = housekeeping;
         this.tearDown = tearDown;
         this.timeout = timeout;
@@ -51,10 +54,12 @@ final class GatewayStop {
             LOG.warn("agent gateway stop: leases on {} still open after half the {} ms budget; tearing those agents "
                     + "down anyway (what they accepted is flushed first)", stillLeased, timeout.toMillis());
         }
+        entries = new ArrayList<>(entries);
+        entries.addAll(kept.get()); // evicted, but kept open while their sessions were dirty
         Map<String, AgentMemory> agents = new LinkedHashMap<>();
         for (AgentCache.Entry e : entries) {
             tearDown.accept(e);
-            agents.put(e.key, e.agent);
+            agents.put(agents.containsKey(e.key) ? e.key + " (evicted, kept open)" : e.key, e.agent);
         }
         Map<String, TeardownResult> closed = new LinkedHashMap<>();
         List<String> notFinished = new ArrayList<>();

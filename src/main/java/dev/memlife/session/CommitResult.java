@@ -2,6 +2,9 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.agent.SessionCommitter;
+import java.util.Optional;
+
 /**
  * What one {@link SessionCommitTracker#commit} call did. Immutable and thread-safe.
  *
@@ -11,9 +14,11 @@ import static java.util.Objects.requireNonNull;
  * @param generation the session's generation after the call; above {@code committedGeneration}
  *     means work is still uncommitted
  * @param failure what the owner threw, for {@link Status#FAILED}; null otherwise
+ * @param owner the owner this call ran ({@link Status#COMMITTED} or {@link Status#FAILED}): the
+ *     one recorded for the oldest dirty segment, which may be an agent that has since been replaced
  */
 public record CommitResult(Status status, String sessionId, long committedGeneration, long generation,
-        Throwable failure) {
+        Throwable failure, Optional<SessionCommitter> owner) {
 
     /** The status of a commit call. */
     public enum Status {
@@ -39,9 +44,15 @@ public record CommitResult(Status status, String sessionId, long committedGenera
      * @param committedGeneration the session's committed generation after the call
      * @param generation the session's generation after the call
      * @param failure what the owner threw, for {@link Status#FAILED}; null otherwise
+     * @param owner the owner this call ran, present exactly for {@link Status#COMMITTED} and {@link
+     *     Status#FAILED}
      */
     public CommitResult {
         requireNonNull(status, "status");
+        requireNonNull(owner, "owner");
+        if (owner.isPresent() != (status == Status.COMMITTED || status == Status.FAILED)) {
+            throw new IllegalArgumentException("an owner goes with a call that ran one, and only with it: " + status);
+        }
         if ((status == Status.FAILED) != (failure != null)) {
             throw new IllegalArgumentException("a failure goes with FAILED and only with it: " + status + ", "
                     + failure);

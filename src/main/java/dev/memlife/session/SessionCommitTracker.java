@@ -3,6 +3,7 @@ package dev.memlife.session;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.Ticker;
+import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.SessionCommitter;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
@@ -10,6 +11,7 @@ import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BiPredicate;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -181,9 +183,53 @@ public final class SessionCommitTracker implements AutoCloseable {
         requireNonNull(owner, "owner");
         requireNonNull(timeout, "timeout");
         if (isBlank(sessionId)) {
-            return new CommitResult(CommitResult.Status.NOTHING_TO_COMMIT, sessionId, 0, 0, null);
+            return new CommitResult(CommitResult.Status.NOTHING_TO_COMMIT, sessionId, 0, 0, null, Optional.empty());
         }
         return table.commit(sessionId, owner, wait, Checks.saturatedNanos(timeout));
+    }
+
+    /**
+     * Commits the session's oldest dirty segment through the owner <em>recorded</em> for it — one
+     * segment per call — on this thread, outside the tracker's lock: whoever calls, and even if
+     * that owner has since been replaced as the session's registered owner (an agent evicted or
+     * swapped out), as hermes-webui's {@code commit_session_memory} does. The result names the
+     * owner that ran ({@link CommitResult#owner()}). Waits, and reports, like {@link
+     * #commit(String, SessionCommitter, boolean, Duration)}.
+     *
+     * @param sessionId the session
+     * @param wait whether to wait for a commit of the session already in flight
+     * @param timeout how long to wait for it at most
+     * @return what happened, and through which owner
+     * @throws VirtualMachineError if the owner threw one (after the in-flight mark was cleared)
+     */
+    public CommitResult commit(String sessionId, boolean wait, Duration timeout) {
+        requireNonNull(timeout, "timeout");
+        if (isBlank(sessionId)) {
+            return new CommitResult(CommitResult.Status.NOTHING_TO_COMMIT, sessionId, 0, 0, null, Optional.empty());
+        }
+        return table.commit(sessionId, null, wait, Checks.saturatedNanos(timeout));
+    }
+
+    /**
+     * What a gateway commits before it evicts an agent ({@code AgentGateway.Builder.beforeEviction}):
+     * given the session key (the session id) and the agent, it commits every dirty segment of the
+     * session through its recorded owner, within {@code timeout} in all, and answers whether the
+     * session is clean. A session still dirty keeps its agent, and so its providers, alive. As
+     * hermes-webui commits a session before it evicts its agent.
+     *
+     * @param timeout the longest the commits of one eviction may wait for a commit in flight
+     * @return the commit, for the gateway's builder
+     */
+    public BiPredicate<String, AgentMemory> commitBeforeEviction(Duration timeout) {
+        Checks.nonNegative(timeout, "timeout");
+        return (sessionId, agent) -> {
+            Deadline deadline = Deadline.after(ticker, timeout);
+            CommitResult r;
+            do {
+                r = commit(sessionId, true, Duration.ofNanos(Math.max(0, deadline.remainingNanos())));
+            } while (r.committed() && r.stillDirty() && !deadline.expired());
+            return !hasUncommittedWork(sessionId);
+        };
     }
 
     private static boolean isBlank(String sessionId) {
@@ -193,24 +239,23 @@ public final class SessionCommitTracker implements AutoCloseable {
     // ---- background commits ----------------------------------------------------------------------
 
     /**
-     * Commits the session fire-and-forget: registers a commit worker and starts it, and returns at
-     * once without waiting for any owner. The worker commits the owner's dirty segments one after
-     * the other ({@link #commit} with a wait of at most the builder's background wait timeout for a
-     * commit already in flight), logs a failure, and unregisters itself when it ends.
+     * Commits the session fire-and-forget ("+ New Chat"): registers a commit worker and starts it,
+     * and returns at once without waiting for any owner. The worker commits every dirty segment,
+     * oldest first, each through the owner recorded for it ({@link #commit(String, boolean,
+     * Duration)}, waiting at most the builder's background wait timeout for a commit already in
+     * flight), logs a failure, and unregisters itself when it ends.
      *
      * <p>No worker is started when the session is clean, when draining has begun (the drain commits
      * the session itself), or when the registry is full; the returned status says which.
      *
      * @param sessionId the session
-     * @param owner the owner whose dirty segments the worker commits
      * @return whether a worker started (with its thread), or why not
      */
-    public BackgroundCommit commitInBackground(String sessionId, SessionCommitter owner) {
-        requireNonNull(owner, "owner");
+    public BackgroundCommit commitInBackground(String sessionId) {
         if (!hasUncommittedWork(sessionId)) {
             return new BackgroundCommit(BackgroundCommit.Status.NOTHING_TO_COMMIT, sessionId, null, ticker);
         }
-        Thread worker = threads("memlife-commit-" + sessionId).newThread(() -> runBackgroundCommit(sessionId, owner));
+        Thread worker = threads("memlife-commit-" + sessionId).newThread(() -> runBackgroundCommit(sessionId));
         switch (background.register(worker)) {
             case ACCEPTED:
                 break;
@@ -230,15 +275,16 @@ public final class SessionCommitTracker implements AutoCloseable {
         return new BackgroundCommit(BackgroundCommit.Status.STARTED, sessionId, worker, ticker);
     }
 
-    private void runBackgroundCommit(String sessionId, SessionCommitter owner) {
+    private void runBackgroundCommit(String sessionId) {
         try {
             CommitResult r;
             do {
-                r = commit(sessionId, owner, true, backgroundWaitTimeout);
+                r = commit(sessionId, true, backgroundWaitTimeout);
             } while (r.committed() && r.stillDirty());
             if (r.status() == CommitResult.Status.FAILED) {
-                LOG.warn("background commit of session '{}' (tracker '{}') failed; the work stays uncommitted for a"
-                        + " retry or the shutdown drain", sessionId, name, r.failure());
+                LOG.warn("background commit of session '{}' (tracker '{}') failed in owner {}; the work stays "
+                        + "uncommitted for a retry or the shutdown drain", sessionId, name, r.owner().orElse(null),
+                        r.failure());
             } else if (r.status() == CommitResult.Status.IN_FLIGHT) {
                 LOG.warn("background commit of session '{}' (tracker '{}') gave up after waiting {} ms for the commit"
                         + " in flight; the work stays uncommitted", sessionId, name, backgroundWaitTimeout.toMillis());

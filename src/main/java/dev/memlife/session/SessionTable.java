@@ -135,10 +135,14 @@ final class SessionTable {
         }
     }
 
-    /** See {@link SessionCommitTracker#commit}; {@code waitNanos} is how long to wait for an in-flight commit. */
+    /**
+     * See {@link SessionCommitTracker#commit}; {@code waitNanos} is how long to wait for an in-flight
+     * commit. {@code owner} null: the oldest dirty segment's recorded owner commits it.
+     */
     CommitResult commit(String sessionId, SessionCommitter owner, boolean wait, long waitNanos) {
         SessionState state;
         long capturedEnd;
+        SessionCommitter recorded;
         lock.lock();
         try {
             SessionState s = sessions.get(sessionId);
@@ -155,7 +159,8 @@ final class SessionTable {
             if (s.inFlight) {
                 return result(CommitResult.Status.IN_FLIGHT, sessionId, s, null);
             }
-            if (s.segments.getFirst().owner != owner) {
+            recorded = s.segments.getFirst().owner;
+            if (owner != null && recorded != owner) {
                 return result(CommitResult.Status.NOT_OWNER, sessionId, s, null);
             }
             capturedEnd = s.segments.getFirst().end;
@@ -164,7 +169,7 @@ final class SessionTable {
         } finally {
             lock.unlock();
         }
-        return callOwner(sessionId, owner, state, capturedEnd);
+        return callOwner(sessionId, recorded, state, capturedEnd);
     }
 
     private CommitResult callOwner(String sessionId, SessionCommitter owner, SessionState state, long capturedEnd) {
@@ -185,8 +190,9 @@ final class SessionTable {
                     forgetIfIdle(sessionId, state);
                 }
                 commitEnded.signalAll();
-                result = result(failure == null ? CommitResult.Status.COMMITTED : CommitResult.Status.FAILED,
-                        sessionId, state, failure);
+                result = new CommitResult(failure == null ? CommitResult.Status.COMMITTED
+                        : CommitResult.Status.FAILED, sessionId, state.committedGeneration, state.generation, failure,
+                        Optional.of(owner));
             } finally {
                 lock.unlock();
             }
@@ -250,6 +256,6 @@ final class SessionTable {
     private static CommitResult result(CommitResult.Status outcome, String sessionId, SessionState s,
             Throwable failure) {
         return new CommitResult(outcome, sessionId, s == null ? 0 : s.committedGeneration,
-                s == null ? 0 : s.generation, failure);
+                s == null ? 0 : s.generation, failure, Optional.empty());
     }
 }

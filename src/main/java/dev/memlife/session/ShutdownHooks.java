@@ -191,6 +191,26 @@ public final class ShutdownHooks implements AutoCloseable {
         return add(ShutdownPhases.Group.MANAGERS, "manager " + manager.name(), manager::shutdownAll);
     }
 
+    /**
+     * Closes the resource last, after every tracker, component and manager has drained: a store
+     * the agents share, a connection pool. The groups before it run at once within a group, so a
+     * store registered as a component could close under a gateway still flushing into it; here it
+     * cannot. Resources close one at a time, the last registered first (register a pool before the
+     * store that uses it), within what is left of the deadline.
+     *
+     * @param name the resource's name in the summary
+     * @param resource what to close, such as the application's {@code JdbcMemoryProvider}
+     * @return the registration, to remove the resource again
+     */
+    public Registration closeLast(String name, AutoCloseable resource) {
+        requireNonNull(name, "name");
+        requireNonNull(resource, "resource");
+        return add(ShutdownPhases.Group.RESOURCES, name, budget -> {
+            resource.close();
+            return "closed";
+        });
+    }
+
     private Registration add(ShutdownPhases.Group group, String name, Drainable drainable) {
         ShutdownPhases.Entry entry = new ShutdownPhases.Entry(group, name, drainable);
         entries.add(entry);

@@ -22,7 +22,12 @@ final class ShutdownPhases {
         /** Other components, such as a gateway closing its agents. */
         COMPONENTS,
         /** Memory managers: drain their queues and shut their providers down. */
-        MANAGERS
+        MANAGERS,
+        /**
+         * What the application owns and everything above uses, such as a shared store and its
+         * connection pool: closed one at a time, the last registered first, after everything else.
+         */
+        RESOURCES
     }
 
     record Entry(Group group, String name, Drainable drainable) {}
@@ -72,7 +77,11 @@ final class ShutdownPhases {
         List<ShutdownReport.Component> out = new ArrayList<>();
         for (Group group : Group.values()) {
             List<Entry> members = entries.stream().filter(e -> e.group() == group).toList();
-            if (!members.isEmpty()) {
+            if (group == Group.RESOURCES) {
+                for (int i = members.size() - 1; i >= 0; i--) { // one at a time, the last registered first
+                    runGroup(List.of(members.get(i)), deadline, slack, out);
+                }
+            } else if (!members.isEmpty()) {
                 runGroup(members, group == Group.MANAGERS ? deadline : early, slack, out);
             }
         }

@@ -4,10 +4,13 @@ import java.sql.Connection;
 import java.sql.SQLException;
 
 /**
- * One long-lived connection, opened on first use and reopened after any failure, used by one
- * thread at a time. Thread-safe: {@link #use} holds the holder's lock for the whole unit of work,
- * so threads sharing a holder take turns. Once {@link #close() closed}, every unit of work runs on
- * a connection of its own that is closed right after it.
+ * One connection used by one thread at a time. Thread-safe: {@link #use} holds the holder's lock
+ * for the whole unit of work, so threads sharing a holder take turns. On a JDBC URL it is one
+ * long-lived connection, opened on first use and reopened after any failure. On a {@link
+ * javax.sql.DataSource} (a pool) it is borrowed for each unit of work and handed back right after,
+ * so the pool's limits, health checks and lifetimes apply to it, and an idle store holds none. Once
+ * {@link #close() closed}, every unit of work runs on a connection of its own that is closed right
+ * after it.
  *
  * <p>Every unit of work is bracketed by {@link Database#checkFile()}: it starts only while the
  * store's SQLite file is the one it opened, and it succeeds (a batch's commit included) only if
@@ -23,9 +26,11 @@ final class ConnectionHolder implements AutoCloseable {
 
     private final Database database;
     private final Object lock = new Object();
-    // Guarded by lock.
-    private Connection connection;
+    // Guarded by lock; read racily by connectionsOpen().
+    private volatile Connection connection;
     private boolean closed;
+    /** A borrowed connection is in use; read without the lock by {@link #connectionsOpen()}. */
+    private volatile boolean inUse;
 
     ConnectionHolder(Database database) {
         this.database = database;
@@ -38,9 +43,12 @@ final class ConnectionHolder implements AutoCloseable {
      */
     <T> T use(Work<T> work) throws SQLException {
         synchronized (lock) {
-            if (closed) {
+            if (closed || database.pooled()) {
+                inUse = true;
                 try (Connection once = database.open()) {
                     return runChecked(work, once);
+                } finally {
+                    inUse = false;
                 }
             }
             if (connection == null) {
@@ -61,6 +69,11 @@ final class ConnectionHolder implements AutoCloseable {
         T result = work.run(c);
         database.checkFile();
         return result;
+    }
+
+    /** {@return 1 while this holder holds or has borrowed a connection, else 0; a moment's view} */
+    int connectionsOpen() {
+        return inUse || connection != null ? 1 : 0;
     }
 
     /** Closes the held connection, after a unit of work in progress on it has finished. */

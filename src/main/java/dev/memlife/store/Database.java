@@ -52,6 +52,11 @@ final class Database {
         return new Database(null, null, dataSource, "DataSource " + dataSource.getClass().getName(), lockTimeout);
     }
 
+    /** True for a {@link DataSource}: connections are borrowed per unit of work and handed back. */
+    boolean pooled() {
+        return dataSource != null;
+    }
+
     /** The URL with any password masked, or the DataSource's class: safe for logs and exceptions. */
     String description() {
         return description;

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -86,6 +87,11 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     private final ConnectionHolder others;
     private final GroupCommit groupCommit;
     private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
+    // Counted for figures(), once per batch or session end.
+    private final AtomicLong batchesStored = new AtomicLong();
+    private final AtomicLong turnsStored = new AtomicLong();
+    private final AtomicLong turnsSkipped = new AtomicLong();
+    private final AtomicLong sessionEndsStored = new AtomicLong();
     /** The session last passed to {@link #initialize}; the one {@link #onSessionEnd} records. */
     private volatile String initializedSession;
     /** The session of the last turn written; recorded by {@link #onSessionEnd} if none was initialized. */
@@ -180,6 +186,9 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         }
         GroupCommit.Write write = GroupCommit.Write.turns(turns, wallClock.millis());
         groupCommit.store(write, "store " + describe(turns));
+        batchesStored.incrementAndGet();
+        turnsStored.addAndGet(write.stored);
+        turnsSkipped.addAndGet(turns.size() - write.stored);
         lastWrittenSession = turns.get(turns.size() - 1).sessionId();
         if (write.stored < turns.size() && LOG.isDebugEnabled()) {
             LOG.debug("{}: {} of {} writes were already stored and were skipped", name, turns.size() - write.stored,
@@ -189,21 +198,35 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
     /**
      * Records the end of the session last {@link #initialize initialized} (else of the last one
-     * written, else {@code ""}) with the transcript's message count, on the write connection like
-     * a batch (and in the same transaction as writes waiting with it). Waits like {@link
-     * #syncBatch}.
+     * written, else {@code ""}) with the transcript's message count. A store that several managers
+     * share is told the session by {@link #onSessionEnd(String, List)} instead, which the managers
+     * call. Waits like {@link #syncBatch}.
      *
      * @throws JdbcStoreException if every attempt failed
      */
     @Override
     public void onSessionEnd(List<Message> messages) {
-        requireNonNull(messages, "messages");
-        checkOpen("onSessionEnd");
         String initialized = initializedSession;
         String written = lastWrittenSession;
-        String sid = initialized != null ? initialized : written != null ? written : "";
-        groupCommit.store(GroupCommit.Write.sessionEnd(sid, messages.size(), wallClock.millis()),
-                "record the end of session '" + sid + "'");
+        onSessionEnd(initialized != null ? initialized : written != null ? written : "", messages);
+    }
+
+    /**
+     * Records the end of session {@code sessionId} with the transcript's message count, on the
+     * write connection like a batch (and in the same transaction as the writes waiting with it);
+     * what every manager calls, so a store shared by many agents records each session's own end.
+     * Waits like {@link #syncBatch}.
+     *
+     * @throws JdbcStoreException if every attempt failed
+     */
+    @Override
+    public void onSessionEnd(String sessionId, List<Message> messages) {
+        requireNonNull(sessionId, "sessionId");
+        requireNonNull(messages, "messages");
+        checkOpen("onSessionEnd");
+        groupCommit.store(GroupCommit.Write.sessionEnd(sessionId, messages.size(), wallClock.millis()),
+                "record the end of session '" + sessionId + "'");
+        sessionEndsStored.incrementAndGet();
     }
 
     /**
@@ -225,6 +248,17 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
             out.append("\nassistant: ").append(clip(t.assistantContent()));
         }
         return out.toString();
+    }
+
+    /**
+     * The store's figures now: batches and writes stored, writes skipped as already stored,
+     * session ends, failed attempts and calls, connections open. Cheap: a few counter reads.
+     *
+     * @return a snapshot of this store's figures
+     */
+    public StoreFigures figures() {
+        return new StoreFigures(batchesStored.get(), turnsStored.get(), turnsSkipped.get(), sessionEndsStored.get(),
+                retry.failedAttempts(), retry.failedCalls(), writes.connectionsOpen() + others.connectionsOpen());
     }
 
     // The read-back methods: each waits for one query, retried like a write, and throws

@@ -2,6 +2,7 @@ package dev.memlife.store;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +26,9 @@ final class Retry {
     private final int attempts;
     private final Duration backoff;
     private final Sleeper sleeper;
+    /** Attempts that failed, and calls that failed after every attempt: for {@link StoreFigures}. */
+    private final AtomicLong failedAttempts = new AtomicLong();
+    private final AtomicLong failedCalls = new AtomicLong();
 
     Retry(String provider, String database, int attempts, Duration backoff, Sleeper sleeper) {
         this.provider = provider;
@@ -57,7 +61,24 @@ final class Retry {
         return attempts(what, holder, work, firstFailure);
     }
 
+    long failedAttempts() {
+        return failedAttempts.get();
+    }
+
+    long failedCalls() {
+        return failedCalls.get();
+    }
+
     private <T> T attempts(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
+        try {
+            return attempt(what, holder, work, failed);
+        } catch (JdbcStoreException e) {
+            failedCalls.incrementAndGet();
+            throw e;
+        }
+    }
+
+    private <T> T attempt(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
         SQLException last = null;
         // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
         for (int attempt = 1; ; attempt++) {
@@ -70,6 +91,7 @@ final class Retry {
                     e = thrown;
                 }
             }
+            failedAttempts.incrementAndGet();
             if (last != null) {
                 e.addSuppressed(last);
             }

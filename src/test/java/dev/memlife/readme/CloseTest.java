@@ -116,7 +116,7 @@ class CloseTest {
         assertThat(commits).containsExactly("s1");
         assertThat(tracker.hasUncommittedWork("s1")).isFalse();
         tracker.markTurnCompleted("s2", () -> commits.add("s2"));
-        assertThat(tracker.commitInBackground("s2", () -> commits.add("s2")).status())
+        assertThat(tracker.commitInBackground("s2").status())
                 .isEqualTo(BackgroundCommit.Status.REFUSED_DRAINING);
         assertThat(commits).containsExactly("s1");
     }

@@ -133,7 +133,7 @@ class BackgroundMemoryCommitTest {
         BlockingOwner agent = new BlockingOwner("agent");
         tracker.markTurnCompleted("s", agent);
         try {
-            BackgroundCommit commit = tracker.commitInBackground("s", agent);
+            BackgroundCommit commit = tracker.commitInBackground("s");
 
             assertThat(commit.status()).isEqualTo(BackgroundCommit.Status.STARTED);
             assertThat(agent.awaitEntered(Duration.ofSeconds(5))).isTrue();

@@ -83,7 +83,7 @@ public final class ChildGatewayMain {
 
     private void newChat(HttpExchange ex) throws IOException {
         String sid = query(ex.getRequestURI()).get("sid");
-        respond(ex, tracker.commitInBackground(sid, agents.get(sid)).status().name());
+        respond(ex, tracker.commitInBackground(sid).status().name());
     }
 
     private ChildAgent newAgent(String sid) {

@@ -198,7 +198,7 @@ class SessionCommitTrackerTest {
             assertThat(tracker.hasUncommittedWork(sid)).isFalse();
             assertThat(tracker.commit(sid, agent, true, WAIT).status())
                     .isEqualTo(CommitResult.Status.NOTHING_TO_COMMIT);
-            assertThat(tracker.commitInBackground(sid, agent).status())
+            assertThat(tracker.commitInBackground(sid).status())
                     .isEqualTo(BackgroundCommit.Status.NOTHING_TO_COMMIT);
             assertThat(tracker.unregisterOwner(sid, agent)).isFalse();
             assertThat(tracker.registeredOwner(sid)).isEmpty();

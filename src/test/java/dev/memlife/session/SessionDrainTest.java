@@ -162,7 +162,7 @@ class SessionDrainTest {
         SessionCommitTracker tracker = SessionCommitTracker.create();
         BlockingOwner wedged = new BlockingOwner("wedged");
         tracker.markTurnCompleted("s", wedged);
-        BackgroundCommit background = tracker.commitInBackground("s", wedged);
+        BackgroundCommit background = tracker.commitInBackground("s");
         try {
             assertThat(wedged.awaitEntered(WAIT)).isTrue();
 
@@ -202,7 +202,7 @@ class SessionDrainTest {
         BlockingOwner agent = BlockingOwner.released("agent");
         tracker.markTurnCompleted("s", agent);
 
-        BackgroundCommit refused = tracker.commitInBackground("s", agent);
+        BackgroundCommit refused = tracker.commitInBackground("s");
 
         assertThat(refused.status()).isEqualTo(BackgroundCommit.Status.REFUSED_DRAINING);
         assertThat(refused.awaitDone(Duration.ZERO)).isTrue();
@@ -219,12 +219,12 @@ class SessionDrainTest {
         try {
             for (int i = 0; i < 3; i++) {
                 tracker.markTurnCompleted("s" + i, wedged);
-                commits.add(tracker.commitInBackground("s" + i, wedged));
+                commits.add(tracker.commitInBackground("s" + i));
             }
             assertThat(commits).extracting(BackgroundCommit::status).containsExactly(BackgroundCommit.Status.STARTED,
                     BackgroundCommit.Status.STARTED, BackgroundCommit.Status.REFUSED_FULL);
             assertThat(tracker.backgroundCommits()).hasSize(2);
-            assertThat(tracker.commitInBackground("clean", wedged).status())
+            assertThat(tracker.commitInBackground("clean").status())
                     .isEqualTo(BackgroundCommit.Status.NOTHING_TO_COMMIT);
         } finally {
             wedged.release();
@@ -244,7 +244,7 @@ class SessionDrainTest {
         }).build();
         BlockingOwner agent = new BlockingOwner("agent");
         tracker.markTurnCompleted("s", agent);
-        BackgroundCommit commit = tracker.commitInBackground("s", agent);
+        BackgroundCommit commit = tracker.commitInBackground("s");
         try {
             assertThat(commit.worker().getName()).isEqualTo("custom-1");
             assertThat(commit.worker().isDaemon()).as("forced to daemon: never pins the JVM").isTrue();

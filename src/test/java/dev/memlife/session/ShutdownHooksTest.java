@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -175,6 +176,40 @@ class ShutdownHooksTest {
         } finally {
             never.countDown();
         }
+    }
+
+    /**
+     * A shared store and its pool close after everything that writes into them, one at a time, the
+     * last registered first; a store registered as a component could close under a gateway still
+     * flushing (found by {@code HttpServiceSigtermProcessTest}).
+     */
+    @Test
+    void resourcesCloseLastOneAtATimeInReverseRegistrationOrder() {
+        ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
+        List<String> order = new CopyOnWriteArrayList<>();
+        hooks.closeLast("pool", () -> order.add("pool closed"));
+        hooks.closeLast("store", () -> {
+            order.add("store closing");
+            order.add("store closed");
+        });
+        hooks.register("gateway", budget -> order.add("gateway stopped"));
+        MemoryManager manager = MemoryManager.create();
+        manager.addProvider(new RecordingProvider("rec") {
+            @Override
+            public void shutdown() {
+                order.add("manager's provider shut down");
+            }
+        });
+        hooks.register(manager);
+
+        ShutdownReport report = hooks.drainNow();
+
+        assertThat(order).containsExactly("gateway stopped", "manager's provider shut down", "store closing",
+                "store closed", "pool closed");
+        assertThat(report.components()).extracting(ShutdownReport.Component::name)
+                .containsExactly("gateway", "manager " + manager.name(), "store", "pool");
+        assertThat(report.components()).extracting(ShutdownReport.Component::status)
+                .containsOnly(ShutdownReport.Status.DONE);
     }
 
     @Test

@@ -326,7 +326,7 @@ public final class GatewaySoak {
             }
             Tracked t = cached.get();
             if (dice < 920) {
-                if (e.tracker.commitInBackground(t.name, t.agent).status() == BackgroundCommit.Status.STARTED) {
+                if (e.tracker.commitInBackground(t.name).status() == BackgroundCommit.Status.STARTED) {
                     count("session commits started in the background");
                 }
             } else if (dice < 940) {

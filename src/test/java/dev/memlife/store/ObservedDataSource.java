@@ -30,6 +30,8 @@ final class ObservedDataSource implements DataSource {
     private final AtomicInteger commitsToFail = new AtomicInteger();
     private final List<Connection> handedOut = new ArrayList<>();
     private volatile boolean gone;
+    /** Guarded by this. */
+    private long maxOpen;
     /** The next commit waits here (after the failure check) until the test counts it down; then null. */
     private final AtomicReference<CountDownLatch> holdNext = new AtomicReference<>();
     private final CountDownLatch held = new CountDownLatch(1);
@@ -84,13 +86,26 @@ final class ObservedDataSource implements DataSource {
         return open;
     }
 
+    /** The most connections that were open at once. */
+    synchronized long maxOpenConnections() {
+        return maxOpen;
+    }
+
     @Override
     public synchronized Connection getConnection() throws SQLException {
         if (gone) {
             throw new SQLException("connection refused: the test made the database go away");
         }
         Connection c = real.getConnection();
+        handedOut.removeIf(h -> {
+            try {
+                return h.isClosed();
+            } catch (SQLException e) {
+                return false;
+            }
+        });
         handedOut.add(c);
+        maxOpen = Math.max(maxOpen, handedOut.size());
         InvocationHandler observe = (proxy, method, args) -> {
             if (method.getName().equals("commit")) {
                 commits.incrementAndGet();
