@@ -28,7 +28,8 @@ import java.util.Optional;
  * AgentMemory} over its own {@link MemoryManager} that uses one shared SQLite {@link
  * JdbcMemoryProvider}, hold {@code agents * perAgent} queued writes in all (every writer held by a
  * {@link Gate} until the stop begins); then {@code gateway.stop(budget)}. Writes persisted per
- * second: the rows in the database when the stop returns, over the stop's time. Afterwards it waits
+ * second: see {@link Result#rowsPerSecond()}; a sampler watches the table for when the last write
+ * is in it, since the stop goes on with session ends and shutdowns after that. Afterwards it waits
  * for the teardowns that went on past the deadline and accounts for every write by id: each row's
  * write id is its manager's and reported delivered (or still running at the deadline), each write
  * is stored at most once, and every write the database lacks is reported failed or abandoned.

@@ -36,10 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * its agent, reading its session ({@code prefetchAll}), writing {@code turnsEach} turns and reading
  * again. Then the gateway stops (CLOSE: every conversation ends, a session-end row each). Checked:
  * no connection error (no getConnection refused, no failed write, no failure in any thread), every
- * write stored exactly once (by write id, against its manager's report), one session end per agent
- * (and how many distinct sessions they name: see {@link Result}); the most connections the pool had
- * active at once, sampled. The tables get a prefix of their own
- * and are dropped afterwards.
+ * write stored exactly once (by write id, against its manager's report), one session end per agent,
+ * each naming its own agent's session; the most connections the pool had active at once, sampled.
+ * The tables get a prefix of their own and are dropped afterwards.
  */
 final class PostgresPool {
 
@@ -49,13 +48,12 @@ final class PostgresPool {
 
     /**
      * One run's figures. {@code sessionEndSessions} is how many distinct sessions the session ends
-     * name: with one store shared by every manager it is 1, as the store records the session last
-     * passed to {@code initialize} by any manager ({@code onSessionEnd} has no session id); reported,
-     * not checked.
+     * name: one per agent, now that the manager hands the store the session that ended (a shared
+     * store used to record the session last initialized by any manager, so all named one).
      */
     record Result(int agents, int poolSize, int turnsEach, long accepted, long stored, long distinctIds,
-            long sessionEnds, long sessionEndSessions, int connectionErrors, long failedWrites, int threadFailures, int peakActive,
-            int peakBorrowedByStore, double seconds, String accounting) {
+            long sessionEnds, long sessionEndSessions, int connectionErrors, long failedWrites, int threadFailures,
+            int peakActive, int peakBorrowedByStore, double seconds, String accounting) {
         boolean ok() {
             return connectionErrors == 0 && failedWrites == 0 && threadFailures == 0 && accounting.startsWith("ok");
         }
@@ -193,10 +191,10 @@ final class PostgresPool {
                     rs.next();
                     ends = rs.getLong(2);
                     endSessions = rs.getLong(1);
-                    // One row per agent. Which session each names is not checked: a shared store records the
-                    // session last initialized by any manager (the provider hook has no session id).
-                    if (ends != agents) {
-                        problems.add(ends + " session ends for " + agents + " agents");
+                    // One row per agent, each naming the agent's own session (its key).
+                    if (ends != agents || endSessions != agents) {
+                        problems.add(ends + " session ends naming " + endSessions + " sessions, for " + agents
+                                + " agents");
                     }
                 }
                 long delivered = drains.values().stream().mapToLong(DrainReport::delivered).sum();
