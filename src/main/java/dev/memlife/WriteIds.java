@@ -50,8 +50,11 @@ final class WriteIds extends AbstractList<String> implements RandomAccess {
 
     /** Collects sequence numbers; not thread-safe. */
     static final class Builder {
+        private static final long[] NONE = new long[0];
+
         private final String idPrefix;
-        private long[] seqs = new long[16];
+        /** Allocated at the first id: most managers never fail or abandon a write. */
+        private long[] seqs = NONE;
         private int size;
 
         Builder(String idPrefix) {
@@ -60,7 +63,7 @@ final class WriteIds extends AbstractList<String> implements RandomAccess {
 
         void add(Turn turn) {
             if (size == seqs.length) {
-                seqs = Arrays.copyOf(seqs, size * 2);
+                seqs = Arrays.copyOf(seqs, Math.max(16, size * 2));
             }
             seqs[size++] = turn.seq();
         }
