@@ -39,9 +39,9 @@ final class Boundaries {
         }
     }
 
-    private final ArrayDeque<Boundary> pending = new ArrayDeque<>();
+    private final ArrayDeque<Boundary> pending = new ArrayDeque<>(1); // small: most writers never see a boundary
     /** Writes taken off the queue whose number is beyond the next boundary, in link order. */
-    private final ArrayDeque<Turn> deferred = new ArrayDeque<>();
+    private final ArrayDeque<Turn> deferred = new ArrayDeque<>(1);
     private volatile int pendingCount;
     private volatile int deferredCount;
     /** {@link #stop()}, for readers without the lock. */
