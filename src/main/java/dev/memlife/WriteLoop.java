@@ -20,7 +20,7 @@ import java.util.function.Supplier;
  * follows with the callers and the drain.
  *
  * <p><b>An idle writer gives its thread up.</b> A writer parked for its keep-alive with nothing
- * queued {@linkplain #retire() retires}: it forgets itself as the writer, and the next write
+ * queued {@linkplain #retire(List) retires}: it forgets itself as the writer, and the next write
  * starts a new thread, as after a death. So a service with thousands of idle agents holds no
  * writer thread for them. Retiring races with a caller appending: the caller wakes the writer it
  * sees, which may be the one retiring. So the writer first forgets itself (a volatile write), then
@@ -33,6 +33,16 @@ final class WriteLoop {
 
     /** How often an idle writer looks for a new write before it parks (a few microseconds). */
     private static final int SPINS_BEFORE_PARK = 100;
+
+    private static final VarHandle LAST_SESSION;
+
+    static {
+        try {
+            LAST_SESSION = MethodHandles.lookup().findVarHandle(WriteLoop.class, "lastSession", String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** What an idle writer does next. */
     private enum Next {
@@ -61,22 +71,13 @@ final class WriteLoop {
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
 
-    private static final VarHandle LAST_SESSION;
-
-    static {
-        try {
-            LAST_SESSION = MethodHandles.lookup().findVarHandle(WriteLoop.class, "lastSession", String.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /**
      * The session of the last write finished; written by the writer once per chunk, before it
      * publishes (a release store: no fence on the writer's path), read with acquire.
      */
     @SuppressWarnings("unused") // through LAST_SESSION
     private String lastSession;
+
     /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
     private final Object startLock = new Object();
     /** The writer thread once started; null again if it died of an Error. */
@@ -84,9 +85,8 @@ final class WriteLoop {
 
     /** The loop of {@code writer}, over its queue, claim and progress. */
     WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
-            Progress progress,
-            ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize, long keepAliveNanos,
-            Supplier<RegisteredProvider[]> providers) {
+            Progress progress, ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize,
+            long keepAliveNanos, Supplier<RegisteredProvider[]> providers) {
         this.writer = writer;
         this.managerName = managerName;
         this.queue = queue;
