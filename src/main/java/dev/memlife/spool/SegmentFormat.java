@@ -1,0 +1,175 @@
+package dev.memlife.spool;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * The byte layout of one spool segment, and its reader. A segment starts with a header (the magic
+ * {@code "MLSP"} and a format version), then holds records, each {@code [length][crc][payload]}:
+ * the payload's length and the CRC32C of the length and the payload, both 4-byte big-endian ints.
+ * The checksum covers the length, so a corrupt length is caught as surely as a corrupt payload.
+ *
+ * <p>Reading never trusts a record it cannot check. A record cut short by the end of the bytes
+ * (a write the crash interrupted) is a <em>torn tail</em>: reported, with the length to cut the
+ * segment back to, and never half-read. A record that fails its checksum in the middle is reported
+ * with its offset and skipped: the reader looks for the next offset where a record checks, so the
+ * valid records around it are kept. A segment written by a newer format version is refused.
+ *
+ * <p>Stateless and thread-safe. Not yet wired into a manager: this is the first layer of the
+ * durable spool.
+ */
+final class SegmentFormat {
+
+    /** "MLSP", the first four bytes of every segment. */
+    static final int MAGIC = 0x4D4C5350;
+    /** The format this code writes, and the newest it reads. */
+    static final int VERSION = 1;
+    /** Bytes before the first record: the magic and the version. */
+    static final int HEADER_BYTES = 8;
+    /** Bytes before each record's payload: its length and its checksum. */
+    static final int RECORD_OVERHEAD = 8;
+    /** The largest payload a record may hold; a length beyond it is corruption. */
+    static final int MAX_PAYLOAD = 16 * 1024 * 1024;
+
+    private SegmentFormat() {}
+
+    /** The header of a new segment. */
+    static byte[] header() {
+        return ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).putInt(VERSION).array();
+    }
+
+    /**
+     * One record, ready to append.
+     *
+     * @throws IllegalArgumentException if the payload is larger than {@link #MAX_PAYLOAD}
+     */
+    static byte[] record(byte[] payload) {
+        if (payload.length > MAX_PAYLOAD) {
+            throw new IllegalArgumentException("a spool record holds at most " + MAX_PAYLOAD + " bytes, was "
+                    + payload.length);
+        }
+        ByteBuffer out = ByteBuffer.allocate(RECORD_OVERHEAD + payload.length).order(ByteOrder.BIG_ENDIAN);
+        out.putInt(payload.length).putInt(checksum(payload.length, payload, 0, payload.length)).put(payload);
+        return out.array();
+    }
+
+    private static int checksum(int length, byte[] bytes, int from, int count) {
+        CRC32C crc = new CRC32C();
+        crc.update(ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN).putInt(length).array());
+        crc.update(bytes, from, count);
+        return (int) crc.getValue();
+    }
+
+    /** A record read back: where it starts in the segment, and its payload. */
+    record Entry(long offset, byte[] payload) {}
+
+    /** Bytes that could not be read as a record, from {@code offset} for {@code length} bytes. */
+    record Corruption(long offset, long length, String reason) {}
+
+    /**
+     * What a segment holds.
+     *
+     * @param entries the records that checked, in order
+     * @param corrupt the damaged stretches in the middle, skipped
+     * @param validLength the length to keep: up to the end of the last record that checked (the
+     *     segment is cut back to it when its tail is torn)
+     * @param tornTailBytes bytes after {@code validLength} that are not a whole record; 0 if none
+     */
+    record Contents(List<Entry> entries, List<Corruption> corrupt, long validLength, long tornTailBytes) {}
+
+    /** Thrown for a segment this code must not read: not a segment, or a newer format. */
+    static final class UnreadableSegmentException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        UnreadableSegmentException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Reads a whole segment.
+     *
+     * @param name the segment's name, for the errors
+     * @param bytes its bytes
+     * @return its records, its damaged stretches and its torn tail
+     * @throws UnreadableSegmentException if it has no header, another magic, or a newer version
+     */
+    static Contents read(String name, byte[] bytes) {
+        ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
+        if (bytes.length < HEADER_BYTES) {
+            throw new UnreadableSegmentException("spool segment " + name + " is " + bytes.length
+                    + " bytes long, shorter than its " + HEADER_BYTES + "-byte header");
+        }
+        int magic = in.getInt(0);
+        if (magic != MAGIC) {
+            throw new UnreadableSegmentException("spool segment " + name + " does not start with the spool's magic "
+                    + "(found 0x" + Integer.toHexString(magic) + "): it is not a memlife spool segment");
+        }
+        int version = in.getInt(4);
+        if (version > VERSION) {
+            throw new UnreadableSegmentException("spool segment " + name + " was written by a newer memlife (format "
+                    + "version " + version + "; this one reads up to " + VERSION + "): upgrade memlife to replay it");
+        }
+        List<Entry> entries = new ArrayList<>();
+        List<Corruption> corrupt = new ArrayList<>();
+        long validEnd = HEADER_BYTES;
+        int at = HEADER_BYTES;
+        while (at < bytes.length) {
+            int size = checkedSize(bytes, in, at);
+            if (size >= 0) {
+                entries.add(new Entry(at, Arrays.copyOfRange(bytes, at + RECORD_OVERHEAD,
+                        at + RECORD_OVERHEAD + size)));
+                at += RECORD_OVERHEAD + size;
+                validEnd = at;
+                continue;
+            }
+            int next = nextRecord(bytes, in, at + 1);
+            if (next < 0) {
+                break; // nothing checks after it: a torn tail
+            }
+            corrupt.add(new Corruption(at, next - at, reason(bytes, in, at)));
+            at = next;
+        }
+        return new Contents(entries, corrupt, validEnd, bytes.length - validEnd);
+    }
+
+    /** The payload size of a record that checks at {@code at}; -1 if none does. */
+    private static int checkedSize(byte[] bytes, ByteBuffer in, int at) {
+        if (bytes.length - at < RECORD_OVERHEAD) {
+            return -1;
+        }
+        int size = in.getInt(at);
+        if (size < 0 || size > MAX_PAYLOAD || size > bytes.length - at - RECORD_OVERHEAD) {
+            return -1;
+        }
+        return checksum(size, bytes, at + RECORD_OVERHEAD, size) == in.getInt(at + 4) ? size : -1;
+    }
+
+    /** The first offset from {@code from} where a record checks; -1 if there is none. */
+    private static int nextRecord(byte[] bytes, ByteBuffer in, int from) {
+        for (int at = from; at <= bytes.length - RECORD_OVERHEAD; at++) {
+            if (checkedSize(bytes, in, at) >= 0) {
+                return at;
+            }
+        }
+        return -1;
+    }
+
+    private static String reason(byte[] bytes, ByteBuffer in, int at) {
+        if (bytes.length - at < RECORD_OVERHEAD) {
+            return "a record header cut short";
+        }
+        int size = in.getInt(at);
+        if (size < 0 || size > MAX_PAYLOAD) {
+            return "an impossible length " + size;
+        }
+        if (size > bytes.length - at - RECORD_OVERHEAD) {
+            return "a length " + size + " past the end of the segment";
+        }
+        return "a checksum that does not match";
+    }
+}
