@@ -402,10 +402,15 @@ public final class MemoryManager implements AutoCloseable {
     public void onSessionEnd(List<Message> messages) {
         List<Message> transcript = copyMessages(messages);
         checkRunning("onSessionEnd");
-        String initialized = session;
-        String ended = initialized != null ? initialized : writer.lastWrittenSession();
-        String sid = ended != null ? ended : "";
+        String sid = endingSession();
         calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(sid, transcript));
+    }
+
+    /** The session an extraction ends: the one initialized or switched to last, else that of the last write, else "". */
+    private String endingSession() {
+        String current = session;
+        String written = current != null ? current : writer.lastWrittenSession();
+        return written != null ? written : "";
     }
 
     /**
@@ -459,9 +464,7 @@ public final class MemoryManager implements AutoCloseable {
             return CompletableFuture.completedStage(null);
         }
         return writer.boundary(() -> {
-            String initialized = session;
-            String ended = initialized != null ? initialized : writer.lastWrittenSession();
-            String oldSid = ended != null ? ended : "";
+            String oldSid = endingSession();
             calls.forEach(route, "onSessionEnd", p -> p.onSessionEnd(oldSid, transcript));
             session = newSessionId;
             calls.forEach(route, "onSessionSwitch", p -> p.onSessionSwitch(newSessionId, parentSessionId, true));

@@ -49,9 +49,10 @@ import java.util.function.Supplier;
  *   <li>The <em>start lock</em> ({@code WriteLoop.startLock}) guards starting the writer thread
  *       and forgetting a dead or retired one ({@link WriteLoop}: an idle writer gives its thread
  *       up after its keep-alive). The user's thread factory runs under it; nothing else does.
- *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue and
- *       the batch in progress. The writer holds it while it takes a batch; the drain, while it
- *       claims what the writer has not started and takes its snapshot.
+ *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue,
+ *       the batch in progress and the session {@link Boundaries}. The writer holds it while it
+ *       takes a batch; the drain, while it claims what the writer has not started and takes its
+ *       snapshot; a caller, briefly, to queue a boundary or read the {@link #figures()}.
  *   <li>{@link #waits} guards changes of {@link #state} and its two conditions: callers waiting
  *       for room ({@link #notFull}), flushes and the drain waiting for progress ({@link
  *       #progressed}).
