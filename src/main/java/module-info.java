@@ -6,8 +6,9 @@
  * dev.memlife.agent} tears one agent down exactly once; {@link dev.memlife.gateway} caches agents
  * and routes every session ending through one cleanup; {@link dev.memlife.session} commits
  * sessions in the background and drains everything at JVM shutdown; {@link dev.memlife.store} is a
- * JDBC provider for SQLite and PostgreSQL; {@link dev.memlife.testing} is the test kit for users'
- * own tests.
+ * JDBC provider for SQLite and PostgreSQL; {@link dev.memlife.spool} is the durable write-ahead
+ * spool that makes accepted writes survive a crash; {@link dev.memlife.testing} is the test kit for
+ * users' own tests.
  *
  * <p>The only module memlife needs at run time is {@code org.slf4j}. The JDBC drivers of the store
  * are found through {@link java.sql.DriverManager}, so they may sit on the class path or the module
@@ -23,6 +24,7 @@ module dev.memlife {
     exports dev.memlife.agent;
     exports dev.memlife.gateway;
     exports dev.memlife.session;
+    exports dev.memlife.spool;
     exports dev.memlife.store;
     exports dev.memlife.testing;
 }

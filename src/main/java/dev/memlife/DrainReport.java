@@ -129,14 +129,16 @@ public final class DrainReport {
      * What became of the write with this id, in this report.
      *
      * @param writeId a write id, as {@link Turn#writeId()} gave it to the providers
-     * @return its bucket; {@link WriteStatus#UNKNOWN} for an id this manager never accepted
+     * @return its bucket; {@link WriteStatus#UNKNOWN} for an id this manager never accepted, and
+     *     for a write it replayed from its spool and delivered (a replayed write keeps the id of the
+     *     run that first accepted it; the report lists only the replayed writes that were not delivered)
      * @throws NullPointerException if {@code writeId} is null
      */
     public WriteStatus statusOf(String writeId) {
         String prefix = abandonedWriteIds.idPrefix();
         if (!writeId.startsWith(prefix) || writeId.length() <= prefix.length() + 1
                 || writeId.charAt(prefix.length()) != ':') {
-            return WriteStatus.UNKNOWN;
+            return replayedStatusOf(writeId);
         }
         long seq;
         try {
@@ -154,6 +156,17 @@ public final class DrainReport {
             return WriteStatus.STILL_RUNNING;
         }
         return failedWriteIds.containsSeq(seq) ? WriteStatus.FAILED : WriteStatus.DELIVERED;
+    }
+
+    /** The bucket of a replayed write, which keeps its first run's id; delivered ones are not listed. */
+    private WriteStatus replayedStatusOf(String writeId) {
+        if (abandonedWriteIds.containsGiven(writeId)) {
+            return WriteStatus.ABANDONED;
+        }
+        if (stillRunningWriteIds.containsGiven(writeId)) {
+            return WriteStatus.STILL_RUNNING;
+        }
+        return failedWriteIds.containsGiven(writeId) ? WriteStatus.FAILED : WriteStatus.UNKNOWN;
     }
 
     private long accepted() {

@@ -73,6 +73,12 @@ public final class MemoryManager implements AutoCloseable {
     private final AtomicReference<Shutdown> shutdown = new AtomicReference<>();
     /** Turns with blank user content: not writes, never queued, but counted. */
     private final AtomicLong blankTurns = new AtomicLong();
+    /** The durable spool; null without one. */
+    private final WriteAheadLog spool;
+    /** Guards the replay of the spool; {@link #replayed} is set once it ran. */
+    private final Object replay = new Object();
+    private volatile boolean replayed;
+    private long replayedWrites;
 
     /**
      * The shutdown in progress: its report; its deadline on {@link #ticker}, which later calls may
@@ -97,9 +103,14 @@ public final class MemoryManager implements AutoCloseable {
         this.threadFactory = b.threadFactory;
         this.calls = new ProviderCalls(name);
         this.tools = new ToolRouter(name, calls);
-        this.writer = new Writer(name, UUID.randomUUID().toString(), b.queueCapacity, b.maxBatchSize,
+        String idPrefix = UUID.randomUUID().toString();
+        this.spool = b.spool;
+        if (spool != null) {
+            spool.attach(name, idPrefix);
+        }
+        this.writer = new Writer(name, idPrefix, b.queueCapacity, b.maxBatchSize,
                 Checks.saturatedNanos(b.writerKeepAlive), Threads.named("memlife-writer-" + name).orUser(threadFactory),
-                b.ticker, warnings, calls, () -> providers);
+                b.ticker, warnings, calls, () -> providers, spool);
         this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
                 b.ticker, calls, warnings);
     }
@@ -522,12 +533,110 @@ public final class MemoryManager implements AutoCloseable {
             }
             return false;
         }
+        if (spool != null && !replayed) {
+            replayBeforeFirstWrite();
+        }
         if (writer.enqueue(sessionId, user, assistant, messages, providers, enqueueTimeoutNanos)) {
             return true;
         }
         warnings.warn(name + "/late-write", "memory manager '" + name + "' is shut down: a write for session '"
                 + sessionId + "' was rejected and counted", null);
         return false;
+    }
+
+    /**
+     * {@link #syncAll(String, String, String, List)}, then waits until the write is durable in the
+     * spool: for a caller who must not answer the user before the turn would survive a crash. The
+     * wait is a group commit: callers waiting at the same time share one force of the disk.
+     *
+     * @param userContent what the user said
+     * @param assistantContent what the agent answered
+     * @param sessionId the session the turn belongs to
+     * @param messages the turn's messages, copied; may be empty
+     * @param timeout the longest wait for the disk
+     * @return true if the write was accepted and is durable; false if it was not accepted (as
+     *     {@code syncAll}), or not yet durable at the timeout (it stays queued, and becomes durable
+     *     with the next group commit)
+     * @throws IllegalStateException if the manager has no spool
+     * @throws java.io.UncheckedIOException if the spool's disk failed
+     */
+    public boolean syncAllDurable(String userContent, String assistantContent, String sessionId,
+            List<Message> messages, Duration timeout) {
+        requireNonNull(timeout, "timeout");
+        checkSpool("syncAllDurable");
+        return syncAll(userContent, assistantContent, sessionId, messages) && awaitDurable(timeout);
+    }
+
+    /**
+     * A durability barrier: waits until every write accepted before this call is durable in the
+     * spool (forced to disk), sharing the force with every other caller waiting at the same time.
+     * A producer that writes many turns and then waits once pays one force for all of them.
+     *
+     * @param timeout the longest wait
+     * @return true once durable; false on timeout or interrupt (the flag restored)
+     * @throws IllegalStateException if the manager has no spool
+     * @throws java.io.UncheckedIOException if the spool's disk failed: what was appended after its
+     *     last good force is not durable (it is still queued for the providers)
+     */
+    public boolean awaitDurable(Duration timeout) {
+        requireNonNull(timeout, "timeout");
+        checkSpool("awaitDurable");
+        return writer.awaitDurable(Checks.saturatedNanos(timeout));
+    }
+
+    /**
+     * Replays what an earlier run left in the spool: every write not marked delivered, in its
+     * original order and with its original write id and time, queued for the providers registered
+     * now, before any new write. Runs once; the first {@code syncAll} with a provider registered
+     * runs it too, so calling it is only needed to replay at start-up rather than with the first
+     * turn. Waits while the queue is full, for as long as the providers take; concurrent {@code
+     * syncAll} calls wait for it. A torn tail in the spool is reported and cut off, a corrupt
+     * record is reported with its offset and skipped, both counted in {@link
+     * SpoolFigures}.
+     *
+     * @return how many writes were replayed; 0 if the replay had already run
+     * @throws IllegalStateException if the manager has no spool, or no provider is registered
+     *     (the writes would go nowhere)
+     * @throws StoppedException if shutdown has begun
+     */
+    public long replaySpool() {
+        checkSpool("replaySpool");
+        synchronized (replay) {
+            checkRunning("replaySpool");
+            if (replayed) {
+                return 0;
+            }
+            RegisteredProvider[] route = providers;
+            if (route.length == 0) {
+                throw new IllegalStateException("memory manager '" + name + "' has no provider registered: "
+                        + "register its providers before replaying its spool, or the writes would go nowhere");
+            }
+            replayedWrites = spool.replay((turn, position) -> writer.enqueueReplayed(turn, position, route));
+            replayed = true;
+            if (replayedWrites > 0) {
+                LOG.info("memory manager '{}' replayed {} writes from its spool", name, replayedWrites);
+            }
+            return replayedWrites;
+        }
+    }
+
+    /** The first write replays the spool, if a provider would take the replayed writes. */
+    private void replayBeforeFirstWrite() {
+        if (providers.length == 0) {
+            return; // a write to no provider goes nowhere, and is not spooled; the replay waits for a provider
+        }
+        try {
+            replaySpool();
+        } catch (StoppedException e) {
+            // shutdown began: the write is rejected below, and the spool keeps what it holds
+        }
+    }
+
+    private void checkSpool(String method) {
+        if (spool == null) {
+            throw new IllegalStateException("memory manager '" + name + "' has no spool (" + method + "): build it "
+                    + "with MemoryManager.builder().spool(Spool.open(dir))");
+        }
     }
 
     /**
@@ -644,9 +753,11 @@ public final class MemoryManager implements AutoCloseable {
         long start = System.nanoTime();
         Writer.Outcome outcome = writer.drain(shutdown.deadline.get() - reserve);
         if (!outcome.abandonedIds().isEmpty() || outcome.stillRunning() > 0) {
-            LOG.warn("memory manager '{}': drain deadline passed; {} writes abandoned, {} still running", name,
-                    outcome.abandonedIds().size(), outcome.stillRunning());
+            LOG.warn("memory manager '{}': drain deadline passed; {} writes abandoned, {} still running{}", name,
+                    outcome.abandonedIds().size(), outcome.stillRunning(),
+                    spool == null ? "" : " (the spool keeps them for the next start)");
         }
+        writer.closeLog();
         prefetcher.shutdown();
         List<RegisteredProvider> all = List.of(providers);
         List<String> owned = all.stream().filter(p -> p.owned).map(p -> p.name).toList();
@@ -752,8 +863,24 @@ public final class MemoryManager implements AutoCloseable {
         private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
         private ThreadFactory threadFactory;
         private Ticker ticker = Ticker.system();
+        private WriteAheadLog spool;
 
         private Builder() {}
+
+        /**
+         * A durable spool ({@code dev.memlife.spool.Spool}): every write is appended to it, and
+         * group-committed to disk, before it is queued, and a manager built on a spool that an
+         * earlier run left writes in replays them, in their order and with their ids, before its
+         * first new write ({@link MemoryManager#replaySpool()}). Off by default. A spool serves one
+         * manager: a builder that builds several managers needs one spool for each.
+         *
+         * @param spool the spool
+         * @return this builder
+         */
+        public Builder spool(WriteAheadLog spool) {
+            this.spool = requireNonNull(spool, "spool");
+            return this;
+        }
 
         /**
          * The manager's name in thread names, logs and errors; default a process-unique number.

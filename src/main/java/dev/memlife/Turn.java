@@ -19,11 +19,13 @@ import java.util.Objects;
 public final class Turn {
 
     /**
-     * Write ids are {@code prefix:seq}; a turn built from a stored id keeps it whole (seq -1). The
-     * writer assigns {@code seq} once, when it accepts the turn and before any other thread can see
-     * it; it never changes after.
+     * Write ids are {@code prefix:seq}; a turn built from a stored id keeps it whole ({@link
+     * #idGiven}). The writer assigns {@code seq}, its place in the queue, once, when it accepts the
+     * turn and before any other thread can see it; it never changes after. A turn with a given id
+     * gets a place in the queue too (a spooled write replayed), but its id stays as given.
      */
     private final String idPrefix;
+    private final boolean idGiven;
     private long idSeq;
     private final String sessionId;
     private final String userContent;
@@ -34,12 +36,23 @@ public final class Turn {
 
     /** The providers this write goes to: the manager's list when it was accepted. */
     final RegisteredProvider[] route;
+    /**
+     * Where the manager's {@link WriteAheadLog} holds this write (the position just past its
+     * record), for the delivery mark; 0 without a log. Set before the turn is linked.
+     */
+    long logPosition;
     /** The write queued after this one, while both are in the writer's {@link TurnQueue}. */
     Turn next;
 
     Turn(String idPrefix, long idSeq, String sessionId, String userContent, String assistantContent,
             List<Message> messages, long acceptedAtMillis, RegisteredProvider[] route) {
+        this(idPrefix, false, idSeq, sessionId, userContent, assistantContent, messages, acceptedAtMillis, route);
+    }
+
+    private Turn(String idPrefix, boolean idGiven, long idSeq, String sessionId, String userContent,
+            String assistantContent, List<Message> messages, long acceptedAtMillis, RegisteredProvider[] route) {
         this.idPrefix = idPrefix;
+        this.idGiven = idGiven;
         this.idSeq = idSeq;
         this.sessionId = sessionId;
         this.userContent = userContent;
@@ -54,9 +67,25 @@ public final class Turn {
         this.idSeq = seq;
     }
 
-    /** The sequence number the writer gave the turn, or -1 for a turn built from a stored id. */
+    /** The turn's place in its manager's queue, or -1 for a turn built from a stored id and not queued. */
     long seq() {
         return idSeq;
+    }
+
+    /** Whether the write id was given whole ({@link #of}) rather than made from the queue place. */
+    boolean idGiven() {
+        return idGiven;
+    }
+
+    /**
+     * This turn, replayed from a {@link WriteAheadLog}: its given id, contents and time, to be
+     * queued again for {@code route}.
+     */
+    Turn replay(RegisteredProvider[] route, long position) {
+        Turn t = new Turn(writeId(), true, 0, sessionId, userContent, assistantContent, messages, acceptedAtMillis,
+                route);
+        t.logPosition = position;
+        return t;
     }
 
     /** When the writer took the turn, in epoch milliseconds (see {@link #acceptedAt()}). */
@@ -64,9 +93,14 @@ public final class Turn {
         return acceptedAtMillis;
     }
 
-    /** Stamps the turn as the writer takes it off the queue, before any provider sees it. */
+    /**
+     * Stamps the turn as the writer takes it off the queue, before any provider sees it; a replayed
+     * turn keeps the time it was first accepted.
+     */
     void stampAccepted(long epochMillis) {
-        this.acceptedAtMillis = epochMillis;
+        if (acceptedAtMillis == 0) {
+            this.acceptedAtMillis = epochMillis;
+        }
     }
 
     /**
@@ -89,7 +123,7 @@ public final class Turn {
         if (writeId.isBlank()) {
             throw new IllegalArgumentException("writeId must not be blank");
         }
-        return new Turn(writeId, -1, requireNonNull(sessionId, "sessionId"),
+        return new Turn(writeId, true, -1, requireNonNull(sessionId, "sessionId"),
                 requireNonNull(userContent, "userContent"),
                 requireNonNull(assistantContent, "assistantContent"),
                 List.copyOf(requireNonNull(messages, "messages")),
@@ -98,7 +132,7 @@ public final class Turn {
 
     /** {@return the id that identifies this write wherever it is stored or replayed} */
     public String writeId() {
-        return idSeq < 0 ? idPrefix : idPrefix + ':' + idSeq;
+        return idGiven ? idPrefix : idPrefix + ':' + idSeq;
     }
 
     /** {@return the session the turn belongs to; may be empty, never null} */

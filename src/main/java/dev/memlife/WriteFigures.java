@@ -20,7 +20,7 @@ import java.time.Duration;
  * @param failed writes at least one provider failed
  * @param abandoned writes the drain abandoned at its deadline, never started
  * @param rejected writes refused: shutdown had begun, the queue stayed full for the enqueue
- *     timeout, or no writer thread could be started
+ *     timeout, the spool was full, or no writer thread could be started
  * @param pending writes accepted and neither finished nor abandoned: queued, or being written now
  *     (the queue depth)
  * @param oldestPendingAge how long the oldest pending write has been waiting; zero if none is
@@ -32,13 +32,39 @@ import java.time.Duration;
  * @param largestBatch the most writes in one batch
  * @param flushWaits {@code flushPending} calls that had to wait for the writer
  * @param flushTimeouts of those, the ones that returned false: timeout, interrupt or abandonment
+ * @param spool the durable spool's figures (backlog, oldest undelivered age, replayed, corrupt,
+ *     group commits); {@link SpoolFigures#NONE} for a manager without a spool
  */
 public record WriteFigures(long accepted, long delivered, long failed, long abandoned, long rejected, long pending,
         Duration oldestPendingAge, long batches, long batchedWrites, long largestBatch, long flushWaits,
-        long flushTimeouts) {
+        long flushTimeouts, SpoolFigures spool) {
 
     /** Figures of a manager that never wrote: every count zero. */
     public static final WriteFigures NONE = new WriteFigures(0, 0, 0, 0, 0, 0, Duration.ZERO, 0, 0, 0, 0, 0);
+
+    /**
+     * Figures of a manager without a spool: {@link SpoolFigures#NONE}.
+     *
+     * @param accepted writes accepted so far
+     * @param delivered writes every provider of their route took
+     * @param failed writes at least one provider failed
+     * @param abandoned writes the drain abandoned
+     * @param rejected writes refused
+     * @param pending writes queued or being written
+     * @param oldestPendingAge how long the oldest pending write has been waiting
+     * @param batches batches the writer took
+     * @param batchedWrites writes in those batches
+     * @param largestBatch the most writes in one batch
+     * @param flushWaits flushes that waited
+     * @param flushTimeouts flushes that returned false
+     * @throws IllegalArgumentException if a count is negative
+     */
+    public WriteFigures(long accepted, long delivered, long failed, long abandoned, long rejected, long pending,
+            Duration oldestPendingAge, long batches, long batchedWrites, long largestBatch, long flushWaits,
+            long flushTimeouts) {
+        this(accepted, delivered, failed, abandoned, rejected, pending, oldestPendingAge, batches, batchedWrites,
+                largestBatch, flushWaits, flushTimeouts, SpoolFigures.NONE);
+    }
 
     /**
      * Checks the components.
@@ -55,10 +81,12 @@ public record WriteFigures(long accepted, long delivered, long failed, long aban
      * @param largestBatch the most writes in one batch
      * @param flushWaits flushes that waited
      * @param flushTimeouts flushes that returned false
+     * @param spool the durable spool's figures; {@link SpoolFigures#NONE} without one
      * @throws IllegalArgumentException if a count is negative
      */
     public WriteFigures {
         requireNonNull(oldestPendingAge, "oldestPendingAge");
+        requireNonNull(spool, "spool");
         long[] counts = {accepted, delivered, failed, abandoned, rejected, pending, batches, batchedWrites,
             largestBatch, flushWaits, flushTimeouts};
         for (long c : counts) {
@@ -87,6 +115,6 @@ public record WriteFigures(long accepted, long delivered, long failed, long aban
                 oldestPendingAge.compareTo(other.oldestPendingAge) >= 0 ? oldestPendingAge : other.oldestPendingAge,
                 batches + other.batches, batchedWrites + other.batchedWrites,
                 Math.max(largestBatch, other.largestBatch), flushWaits + other.flushWaits,
-                flushTimeouts + other.flushTimeouts);
+                flushTimeouts + other.flushTimeouts, spool.plus(other.spool));
     }
 }

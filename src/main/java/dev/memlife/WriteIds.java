@@ -2,24 +2,30 @@ package dev.memlife;
 
 import java.util.AbstractList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.RandomAccess;
 
 /**
  * Write ids kept as sequence numbers and spelled out only when read. A drain may abandon a million
  * writes at its deadline; making a million id strings there cost hundreds of milliseconds past the
  * deadline (most of it in garbage collection), and keeping the turns would keep their payloads
- * alive as long as the report. Immutable.
+ * alive as long as the report. A write replayed from a spool keeps the id it was first given,
+ * which is kept whole, by its place in the queue. Immutable.
  */
 final class WriteIds extends AbstractList<String> implements RandomAccess {
 
     private final String idPrefix;
     private final long[] seqs;
+    /** The ids of replayed writes among {@link #seqs}, by queue place; empty for most. */
+    private final Map<Long, String> given;
     /** {@link #seqs} sorted, made on the first look-up. */
     private volatile long[] sorted;
 
-    private WriteIds(String idPrefix, long[] seqs) {
+    private WriteIds(String idPrefix, long[] seqs, Map<Long, String> given) {
         this.idPrefix = idPrefix;
         this.seqs = seqs;
+        this.given = given;
     }
 
     /** The prefix every id here starts with, before {@code ':'} and the sequence number. */
@@ -29,7 +35,13 @@ final class WriteIds extends AbstractList<String> implements RandomAccess {
 
     @Override
     public String get(int index) {
-        return idPrefix + ':' + seqs[index];
+        String id = given.isEmpty() ? null : given.get(seqs[index]);
+        return id != null ? id : idPrefix + ':' + seqs[index];
+    }
+
+    /** Whether {@code writeId} is the given id of a replayed write here. */
+    boolean containsGiven(String writeId) {
+        return !given.isEmpty() && given.containsValue(writeId);
     }
 
     @Override
@@ -56,6 +68,7 @@ final class WriteIds extends AbstractList<String> implements RandomAccess {
         /** Allocated at the first id: most managers never fail or abandon a write. */
         private long[] seqs = NONE;
         private int size;
+        private Map<Long, String> given = Map.of();
 
         Builder(String idPrefix) {
             this.idPrefix = idPrefix;
@@ -66,6 +79,12 @@ final class WriteIds extends AbstractList<String> implements RandomAccess {
                 seqs = Arrays.copyOf(seqs, Math.max(16, size * 2));
             }
             seqs[size++] = turn.seq();
+            if (turn.idGiven()) {
+                if (given.isEmpty()) {
+                    given = new HashMap<>();
+                }
+                given.put(turn.seq(), turn.writeId());
+            }
         }
 
         int size() {
@@ -74,7 +93,19 @@ final class WriteIds extends AbstractList<String> implements RandomAccess {
 
         /** The first {@code n} ids added. */
         WriteIds build(int n) {
-            return new WriteIds(idPrefix, Arrays.copyOf(seqs, n));
+            long[] first = Arrays.copyOf(seqs, n);
+            if (given.isEmpty()) {
+                return new WriteIds(idPrefix, first, Map.of());
+            }
+            long[] sorted = first.clone();
+            Arrays.sort(sorted);
+            Map<Long, String> ids = new HashMap<>();
+            given.forEach((seq, id) -> {
+                if (Arrays.binarySearch(sorted, seq) >= 0) {
+                    ids.put(seq, id);
+                }
+            });
+            return new WriteIds(idPrefix, first, Map.copyOf(ids));
         }
 
         WriteIds build() {

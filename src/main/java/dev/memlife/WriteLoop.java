@@ -70,6 +70,8 @@ final class WriteLoop {
     private final long keepAliveNanos;
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
+    /** The spool, told what was finished; null without one. */
+    private final WriteAheadLog log;
 
     /**
      * The session of the last write finished; written by the writer once per chunk, before it
@@ -86,7 +88,7 @@ final class WriteLoop {
     /** The loop of {@code writer}, over its queue, claim and progress. */
     WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
             Progress progress, ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize,
-            long keepAliveNanos, Supplier<RegisteredProvider[]> providers) {
+            long keepAliveNanos, Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
         this.writer = writer;
         this.managerName = managerName;
         this.queue = queue;
@@ -99,6 +101,7 @@ final class WriteLoop {
         this.maxBatchSize = maxBatchSize;
         this.keepAliveNanos = keepAliveNanos;
         this.providers = providers;
+        this.log = log;
     }
 
     // ---- the thread ----------------------------------------------------------------------------
@@ -429,6 +432,9 @@ final class WriteLoop {
             progress.failed(batch, from, to);
         }
         queue.markFinished(n);
+        if (log != null) {
+            log.delivered(batch.get(to - 1).logPosition, n); // queue order is the spool's: a prefix is finished
+        }
         writer.writesFinished();
         if (claim.reportedRunning(to)) {
             warnings.warn(managerName + "/late", "memory manager '" + managerName + "': "

@@ -11,6 +11,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -124,6 +125,8 @@ final class Writer {
     private final BatchClaim claim;
     private final Boundaries boundaries = new Boundaries();
     private final WriteLoop loop;
+    /** The durable spool every write is appended to before it is queued; null without one. */
+    private final WriteAheadLog log;
 
     /** Written only while holding {@link #waits}, read anywhere. */
     private volatile State state = State.RUNNING;
@@ -166,8 +169,10 @@ final class Writer {
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
 
     Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, long keepAliveNanos, Threads threads,
-            Ticker ticker, ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers) {
+            Ticker ticker, ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers,
+            WriteAheadLog log) {
         this.managerName = managerName;
+        this.log = log;
         this.idPrefix = idPrefix;
         this.ticker = ticker;
         this.warnings = warnings;
@@ -176,7 +181,7 @@ final class Writer {
         this.claim = new BatchClaim();
         this.abandoned = new WriteIds.Builder(idPrefix);
         this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, threads,
-                maxBatchSize, keepAliveNanos, providers);
+                maxBatchSize, keepAliveNanos, providers, log);
     }
 
     // ---- callers ---------------------------------------------------------------------------
@@ -201,14 +206,11 @@ final class Writer {
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
         Turn turn = new Turn(idPrefix, 0, sessionId, user, assistant, messages, 0, route);
+        byte[] logged = log == null ? null : log.encode(turn);
         Deadline wait = null; // made when the queue is first found full: no ticker read while there is room
         while (true) {
-            long seq = queue.reserve();
+            long seq = logged == null ? reserveAndLink(turn) : reserveLogAndLink(turn, logged);
             if (seq > 0) {
-                turn.assignSeq(seq);
-                if (queue.append(turn)) {
-                    loop.wake();
-                }
                 return true;
             }
             if (seq == TurnQueue.REJECTED) {
@@ -222,6 +224,126 @@ final class Writer {
             if (!awaitRoom(wait)) {
                 return false; // shutdown began while this caller waited; the drain counted it
             }
+        }
+    }
+
+    /** Reserves the turn's place and links it; the place, or {@link TurnQueue#FULL} or {@code REJECTED}. */
+    private long reserveAndLink(Turn turn) {
+        long seq = queue.reserve();
+        if (seq > 0) {
+            turn.assignSeq(seq);
+            if (queue.append(turn)) {
+                loop.wake();
+            }
+        }
+        return seq;
+    }
+
+    /**
+     * {@link #reserveAndLink} with the spool: under its order lock the write is checked for room,
+     * reserved, appended to the spool and linked, so the spool holds the writes in queue order and
+     * one delivered position marks every write before it. A full or failed spool refuses the write
+     * before it is reserved: nothing is queued, and it is counted as rejected.
+     */
+    private long reserveLogAndLink(Turn turn, byte[] logged) {
+        long seq;
+        boolean wake;
+        Lock order = log.orderLock();
+        order.lock();
+        try {
+            try {
+                log.checkRoom(logged.length);
+            } catch (RuntimeException e) {
+                rejected.incrementAndGet();
+                throw e;
+            }
+            seq = queue.reserve();
+            if (seq <= 0) {
+                return seq;
+            }
+            turn.assignSeq(seq);
+            turn.logPosition = log.append(logged, seq);
+            wake = queue.append(turn);
+        } finally {
+            order.unlock();
+        }
+        if (wake) {
+            loop.wake();
+        }
+        return seq;
+    }
+
+    /**
+     * Queues a write replayed from the spool, with its original id and time, waiting for room as
+     * long as it takes; nothing is appended (the spool holds it already).
+     *
+     * @return true if queued; false once shutdown has begun (the write stays in the spool)
+     * @throws QueueFullException if the wait for room was interrupted
+     */
+    boolean enqueueReplayed(Turn given, long position, RegisteredProvider[] route) {
+        if (loop.thread() == null) {
+            startWriterOrReject();
+        }
+        Turn turn = given.replay(route, position);
+        Deadline wait = null;
+        while (true) {
+            long seq;
+            boolean wake = false;
+            Lock order = log.orderLock();
+            order.lock();
+            try {
+                seq = queue.reserve();
+                if (seq > 0) {
+                    turn.assignSeq(seq);
+                    wake = queue.append(turn);
+                }
+            } finally {
+                order.unlock();
+            }
+            if (seq > 0) {
+                if (wake) {
+                    loop.wake();
+                }
+                return true;
+            }
+            if (seq == TurnQueue.REJECTED) {
+                return false;
+            }
+            if (wait == null) {
+                wait = Deadline.afterNanos(ticker, Long.MAX_VALUE);
+            }
+            if (!awaitRoom(wait)) {
+                return false;
+            }
+        }
+    }
+
+    // ---- the spool -----------------------------------------------------------------------------
+
+    /**
+     * Waits until every write accepted before this call is durable in the spool.
+     *
+     * @return true once durable; false on timeout or interrupt
+     * @throws IllegalStateException if the manager has no spool
+     */
+    boolean awaitDurable(long timeoutNanos) {
+        if (log == null) {
+            throw new IllegalStateException("memory manager '" + managerName + "' has no spool: build it with "
+                    + "MemoryManager.builder().spool(...) to wait for durable writes");
+        }
+        return log.awaitDurable(log.appended(), timeoutNanos);
+    }
+
+    /** Closes the spool after the drain; its failure is logged, never thrown at shutdown. */
+    void closeLog() {
+        if (log == null) {
+            return;
+        }
+        try {
+            log.close();
+        } catch (RuntimeException e) {
+            warnings.warn(managerName + "/spool-close", "memory manager '" + managerName + "': closing its spool "
+                    + "failed; the writes it holds are replayed on the next start", e);
         }
     }
 
@@ -412,9 +534,11 @@ final class Writer {
         long nobody = toNobody.get();
         long delivered = progress.delivered() + nobody;
         long failed = progress.failed();
+        Duration age = Duration.ofMillis(Math.max(0, now - oldestSince));
+        SpoolFigures spool = log == null ? SpoolFigures.NONE : log.figures().withOldestUndeliveredAge(age);
         return new WriteFigures(queue.reserved() + nobody, delivered, failed, abandonedCount, rejected.get(), pending(),
-                Duration.ofMillis(Math.max(0, now - oldestSince)), progress.batches(), progress.batchedWrites(),
-                progress.largestBatch(), flushWaits.get(), flushTimeouts.get());
+                age, progress.batches(), progress.batchedWrites(), progress.largestBatch(), flushWaits.get(),
+                flushTimeouts.get(), spool);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.memlife.spool;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -9,7 +10,8 @@ import java.util.zip.CRC32C;
 
 /**
  * The byte layout of one spool segment, and its reader. A segment starts with a header (the magic
- * {@code "MLSP"} and a format version), then holds records, each {@code [length][crc][payload]}:
+ * {@code "MLSP"}, a format version, and the write-id prefix of the manager that wrote it: a 2-byte
+ * length and its UTF-8 bytes), then holds records, each {@code [length][crc][payload]}:
  * the payload's length and the CRC32C of the length and the payload, both 4-byte big-endian ints.
  * The checksum covers the length, so a corrupt length is caught as surely as a corrupt payload.
  *
@@ -19,8 +21,7 @@ import java.util.zip.CRC32C;
  * with its offset and skipped: the reader looks for the next offset where a record checks, so the
  * valid records around it are kept. A segment written by a newer format version is refused.
  *
- * <p>Stateless and thread-safe. Not yet wired into a manager: this is the first layer of the
- * durable spool.
+ * <p>Stateless and thread-safe.
  */
 final class SegmentFormat {
 
@@ -28,8 +29,8 @@ final class SegmentFormat {
     static final int MAGIC = 0x4D4C5350;
     /** The format this code writes, and the newest it reads. */
     static final int VERSION = 1;
-    /** Bytes before the first record: the magic and the version. */
-    static final int HEADER_BYTES = 8;
+    /** Bytes of the header before the id prefix: the magic, the version and the prefix's length. */
+    static final int HEADER_FIXED_BYTES = 10;
     /** Bytes before each record's payload: its length and its checksum. */
     static final int RECORD_OVERHEAD = 8;
     /** The largest payload a record may hold; a length beyond it is corruption. */
@@ -37,9 +38,19 @@ final class SegmentFormat {
 
     private SegmentFormat() {}
 
-    /** The header of a new segment. */
-    static byte[] header() {
-        return ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).putInt(VERSION).array();
+    /**
+     * The header of a new segment.
+     *
+     * @param idPrefix the write-id prefix of the manager whose writes the segment holds
+     * @throws IllegalArgumentException if the prefix is longer than 65,535 bytes in UTF-8
+     */
+    static byte[] header(String idPrefix) {
+        byte[] prefix = idPrefix.getBytes(StandardCharsets.UTF_8);
+        if (prefix.length > 0xFFFF) {
+            throw new IllegalArgumentException("a write-id prefix holds at most 65535 bytes, was " + prefix.length);
+        }
+        return ByteBuffer.allocate(HEADER_FIXED_BYTES + prefix.length).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC)
+                .putInt(VERSION).putShort((short) prefix.length).put(prefix).array();
     }
 
     /**
@@ -48,13 +59,44 @@ final class SegmentFormat {
      * @throws IllegalArgumentException if the payload is larger than {@link #MAX_PAYLOAD}
      */
     static byte[] record(byte[] payload) {
-        if (payload.length > MAX_PAYLOAD) {
-            throw new IllegalArgumentException("a spool record holds at most " + MAX_PAYLOAD + " bytes, was "
-                    + payload.length);
+        return record(payload, 0, payload.length);
+    }
+
+    /**
+     * One record of {@code payload[from, from + count)}, ready to append.
+     *
+     * @throws IllegalArgumentException if the payload is larger than {@link #MAX_PAYLOAD}
+     */
+    static byte[] record(byte[] payload, int from, int count) {
+        byte[] out = new byte[RECORD_OVERHEAD + count];
+        System.arraycopy(payload, from, out, RECORD_OVERHEAD, count);
+        seal(out, 0, count, new CRC32C());
+        return out;
+    }
+
+    /**
+     * Completes the record whose payload of {@code count} bytes sits at {@code at + }{@link
+     * #RECORD_OVERHEAD} in {@code buffer}: writes its length and checksum in front of it.
+     *
+     * @param crc a checksum to reuse (reset here), so a hot path allocates none
+     * @throws IllegalArgumentException if the payload is larger than {@link #MAX_PAYLOAD}
+     */
+    static void seal(byte[] buffer, int at, int count, CRC32C crc) {
+        if (count > MAX_PAYLOAD) {
+            throw new IllegalArgumentException("a spool record holds at most " + MAX_PAYLOAD + " bytes, was " + count);
         }
-        ByteBuffer out = ByteBuffer.allocate(RECORD_OVERHEAD + payload.length).order(ByteOrder.BIG_ENDIAN);
-        out.putInt(payload.length).putInt(checksum(payload.length, payload, 0, payload.length)).put(payload);
-        return out.array();
+        putInt(buffer, at, count);
+        crc.reset();
+        crc.update(buffer, at, 4);
+        crc.update(buffer, at + RECORD_OVERHEAD, count);
+        putInt(buffer, at + 4, (int) crc.getValue());
+    }
+
+    private static void putInt(byte[] b, int at, int v) {
+        b[at] = (byte) (v >>> 24);
+        b[at + 1] = (byte) (v >>> 16);
+        b[at + 2] = (byte) (v >>> 8);
+        b[at + 3] = (byte) v;
     }
 
     private static int checksum(int length, byte[] bytes, int from, int count) {
@@ -73,13 +115,16 @@ final class SegmentFormat {
     /**
      * What a segment holds.
      *
+     * @param idPrefix the write-id prefix in its header
+     * @param headerLength the header's length: where the first record starts
      * @param entries the records that checked, in order
      * @param corrupt the damaged stretches in the middle, skipped
      * @param validLength the length to keep: up to the end of the last record that checked (the
      *     segment is cut back to it when its tail is torn)
      * @param tornTailBytes bytes after {@code validLength} that are not a whole record; 0 if none
      */
-    record Contents(List<Entry> entries, List<Corruption> corrupt, long validLength, long tornTailBytes) {}
+    record Contents(String idPrefix, int headerLength, List<Entry> entries, List<Corruption> corrupt,
+            long validLength, long tornTailBytes) {}
 
     /** Thrown for a segment this code must not read: not a segment, or a newer format. */
     static final class UnreadableSegmentException extends IllegalStateException {
@@ -100,9 +145,9 @@ final class SegmentFormat {
      */
     static Contents read(String name, byte[] bytes) {
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
-        if (bytes.length < HEADER_BYTES) {
+        if (bytes.length < HEADER_FIXED_BYTES) {
             throw new UnreadableSegmentException("spool segment " + name + " is " + bytes.length
-                    + " bytes long, shorter than its " + HEADER_BYTES + "-byte header");
+                    + " bytes long, shorter than its header");
         }
         int magic = in.getInt(0);
         if (magic != MAGIC) {
@@ -114,10 +159,17 @@ final class SegmentFormat {
             throw new UnreadableSegmentException("spool segment " + name + " was written by a newer memlife (format "
                     + "version " + version + "; this one reads up to " + VERSION + "): upgrade memlife to replay it");
         }
+        int prefixLength = Short.toUnsignedInt(in.getShort(8));
+        int headerLength = HEADER_FIXED_BYTES + prefixLength;
+        if (bytes.length < headerLength) {
+            throw new UnreadableSegmentException("spool segment " + name + " is " + bytes.length
+                    + " bytes long, shorter than its " + headerLength + "-byte header");
+        }
+        String idPrefix = new String(bytes, HEADER_FIXED_BYTES, prefixLength, StandardCharsets.UTF_8);
         List<Entry> entries = new ArrayList<>();
         List<Corruption> corrupt = new ArrayList<>();
-        long validEnd = HEADER_BYTES;
-        int at = HEADER_BYTES;
+        long validEnd = headerLength;
+        int at = headerLength;
         while (at < bytes.length) {
             int size = checkedSize(bytes, in, at);
             if (size >= 0) {
@@ -134,7 +186,7 @@ final class SegmentFormat {
             corrupt.add(new Corruption(at, next - at, reason(bytes, in, at)));
             at = next;
         }
-        return new Contents(entries, corrupt, validEnd, bytes.length - validEnd);
+        return new Contents(idPrefix, headerLength, entries, corrupt, validEnd, bytes.length - validEnd);
     }
 
     /** The payload size of a record that checks at {@code at}; -1 if none does. */

@@ -1,8 +1,10 @@
 /**
- * The durable spool, being built (issue 14): an accepted write appended to disk, checksummed,
- * before it enters the writer's queue, and replayed after a crash. So far this package holds only
- * the segment format ({@code SegmentFormat}: length-prefixed, CRC32C-checked records, a torn tail
- * detected and cut, a corrupt record in the middle skipped); nothing in memlife uses it yet, and
- * the module does not export it. It depends on the JDK alone.
+ * The durable write-ahead spool: {@link dev.memlife.spool.Spool} appends every write a manager
+ * accepts to disk, checksummed, before it is queued, group-commits the appends (callers share one
+ * force of the disk), marks delivery crash-safely, deletes the segments whose writes were all
+ * delivered, and on the next start replays what a crash left undelivered, in order and with the
+ * original write ids. With the idempotent JDBC store this stores every write exactly once across
+ * crashes. {@link dev.memlife.spool.SpoolInspection} reads a spool without opening it, for the
+ * command line's {@code spool inspect}. It depends on the core and the JDK alone.
  */
 package dev.memlife.spool;

@@ -28,10 +28,10 @@ class SegmentFormatProperties {
             @ForAll @Size(min = 1, max = 20) List<@StringLength(max = 40) String> records,
             @ForAll @IntRange(min = 0, max = 100_000) int cutSeed) {
         byte[] whole = SegmentFormatTest.segment(records);
-        int cut = 8 + cutSeed % (whole.length - 8 + 1);
+        int cut = SegmentFormatTest.H + cutSeed % (whole.length - SegmentFormatTest.H + 1);
         Contents c = SegmentFormat.read("s", Arrays.copyOf(whole, cut));
 
-        int end = 8;
+        int end = SegmentFormatTest.H;
         int kept = 0;
         for (String r : records) {
             if (end + size(r) > cut) {
@@ -52,7 +52,7 @@ class SegmentFormatProperties {
             @ForAll @IntRange(min = 0, max = 1_000) int which, @ForAll byte garbage) {
         byte[] bytes = SegmentFormatTest.segment(records);
         int victim = 1 + which % (records.size() - 2); // never the first or the last
-        int at = 8;
+        int at = SegmentFormatTest.H;
         for (int i = 0; i < victim; i++) {
             at += size(records.get(i));
         }

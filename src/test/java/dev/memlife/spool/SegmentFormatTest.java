@@ -15,9 +15,12 @@ import org.junit.jupiter.api.Test;
 /** {@link SegmentFormat}: records read back exactly; torn tails cut; corrupt records skipped, never half-read. */
 class SegmentFormatTest {
 
+    /** The header's length: its fixed part and the id prefix. */
+    static final int H = SegmentFormat.header("test-prefix").length;
+
     static byte[] segment(List<String> payloads) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(SegmentFormat.header());
+        out.writeBytes(SegmentFormat.header("test-prefix"));
         for (String p : payloads) {
             out.writeBytes(SegmentFormat.record(p.getBytes(StandardCharsets.UTF_8)));
         }
@@ -33,8 +36,10 @@ class SegmentFormatTest {
     void recordsReadBackExactlyInOrderWithTheirOffsets() {
         byte[] bytes = segment(List.of("one", "", "three"));
         Contents c = SegmentFormat.read("s-1", bytes);
+        assertThat(c.idPrefix()).isEqualTo("test-prefix");
+        assertThat(c.headerLength()).isEqualTo(H);
         assertThat(payloads(c)).containsExactly("one", "", "three");
-        assertThat(c.entries()).extracting(Entry::offset).containsExactly(8L, 8L + 8 + 3, 8L + 8 + 3 + 8);
+        assertThat(c.entries()).extracting(Entry::offset).containsExactly((long) H, H + 8L + 3, H + 8L + 3 + 8);
         assertThat(c.corrupt()).isEmpty();
         assertThat(c.validLength()).isEqualTo(bytes.length);
         assertThat(c.tornTailBytes()).isZero();
@@ -47,8 +52,8 @@ class SegmentFormatTest {
             byte[] torn = Arrays.copyOf(whole, whole.length - cut);
             Contents c = SegmentFormat.read("s-1", torn);
             assertThat(payloads(c)).as("cut %d bytes", cut).containsExactly("one", "two");
-            assertThat(c.validLength()).isEqualTo(8 + 11 + 11);
-            assertThat(c.tornTailBytes()).isEqualTo(torn.length - 30);
+            assertThat(c.validLength()).isEqualTo(H + 11 + 11);
+            assertThat(c.tornTailBytes()).isEqualTo(torn.length - (H + 22));
             assertThat(c.corrupt()).isEmpty();
         }
     }
@@ -56,7 +61,7 @@ class SegmentFormatTest {
     @Test
     void aCorruptRecordInTheMiddleIsReportedWithItsOffsetAndTheOthersAreKept() {
         byte[] bytes = segment(List.of("first", "second", "third"));
-        int second = 8 + 8 + 5;
+        int second = H + 8 + 5;
         bytes[second + 8 + 2] ^= 0x40; // a bit flipped in the payload of "second"
         Contents c = SegmentFormat.read("s-1", bytes);
         assertThat(payloads(c)).containsExactly("first", "third");
@@ -70,7 +75,7 @@ class SegmentFormatTest {
     @Test
     void aCorruptLengthIsCaughtByTheChecksumToo() {
         byte[] bytes = segment(List.of("first", "second", "third"));
-        int second = 8 + 8 + 5;
+        int second = H + 8 + 5;
         bytes[second + 3] = 2; // "second" now claims 2 bytes: the checksum covers the length
         Contents c = SegmentFormat.read("s-1", bytes);
         assertThat(payloads(c)).containsExactly("first", "third");

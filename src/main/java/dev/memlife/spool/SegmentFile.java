@@ -1,0 +1,82 @@
+package dev.memlife.spool;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * One segment file being written: created with its header (the file and its directory forced, so
+ * the segment exists after power loss), then written at its end and forced on demand. Not
+ * thread-safe: the spool writes and forces under its commit lock.
+ */
+final class SegmentFile implements AutoCloseable {
+
+    final long number;
+    final Path path;
+    private final FileChannel channel;
+    private long size;
+
+    private SegmentFile(long number, Path path, FileChannel channel, long size) {
+        this.number = number;
+        this.path = path;
+        this.channel = channel;
+        this.size = size;
+    }
+
+    /** Creates the segment, writes its header and forces the file and its directory. */
+    static SegmentFile create(long number, Path path, byte[] header) throws IOException {
+        FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        try {
+            writeFully(channel, ByteBuffer.wrap(header));
+            channel.force(true);
+            forceDirectory(path.toAbsolutePath().getParent());
+            return new SegmentFile(number, path, channel, header.length);
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Forces a directory's entries to disk, after a segment was created or deleted; a no-op on
+     * Windows, where a directory cannot be opened for it.
+     */
+    static void forceDirectory(Path dir) throws IOException {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException e) {
+            if (!System.getProperty("os.name", "").toLowerCase().startsWith("windows")) {
+                throw e;
+            }
+        }
+    }
+
+    /** Writes {@code bytes[from, from + count)} at the segment's end; to the page cache, not durable yet. */
+    void write(byte[] bytes, int from, int count) throws IOException {
+        writeFully(channel, ByteBuffer.wrap(bytes, from, count));
+        size += count;
+    }
+
+    /** Forces what was written to disk (data only: the size the records need is forced with them). */
+    void force() throws IOException {
+        channel.force(false);
+    }
+
+    /** {@return the bytes written so far, header included} */
+    long size() {
+        return size;
+    }
+
+    private static void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            channel.write(buffer);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        channel.close();
+    }
+}

@@ -1,0 +1,770 @@
+package dev.memlife.spool;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.SpoolFigures;
+import dev.memlife.Turn;
+import dev.memlife.WriteAheadLog;
+import dev.memlife.internal.Threads;
+import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.spool.SegmentFormat.Corruption;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The durable write-ahead spool of one {@link dev.memlife.MemoryManager}: every write is appended
+ * here, checksummed, before it is queued, and group-committed to disk; a manager that starts on a
+ * spool an earlier run left writes in replays them before its first new write. Build a manager
+ * with it: {@code MemoryManager.builder().spool(Spool.open(dir))}.
+ *
+ * <h2>On disk</h2>
+ *
+ * A spool is a directory holding segment files ({@code 00000000000000000001.seg}, numbered in the
+ * order they were written; the format is {@link SegmentFormat}'s: length-prefixed records checked
+ * by CRC32C), the delivery mark ({@code delivered.mark}) and a lock file ({@code spool.lock}),
+ * held while a manager uses the spool, so two managers or processes never write one spool.
+ *
+ * <h2>What is durable when</h2>
+ *
+ * <ul>
+ *   <li><b>A segment</b> exists after power loss once it is created: its header is written, and
+ *       the file and then its directory are forced, before the first record goes into it.
+ *   <li><b>A write</b> is in the page cache once its group commit has written it (it then
+ *       survives {@code kill -9} and an OOM kill), and on disk once that commit's force returned
+ *       ({@link dev.memlife.MemoryManager#awaitDurable}). The spool's committer thread starts a
+ *       group commit as soon as writes wait for one, so without waiting a write is durable within
+ *       one commit: a force, some 150 µs on this project's test machine, plus the writes before it.
+ *   <li><b>The delivery mark</b> (the position up to which every write was handed to every
+ *       provider) is written after each commit and at close, and is not forced: after power loss
+ *       it may be older than the truth, which replays writes the idempotent store already holds.
+ *   <li><b>A deleted segment</b> (every write in it delivered) is gone once its directory is
+ *       forced; until then it may come back after power loss, with the same effect as an old mark.
+ * </ul>
+ *
+ * After a crash, a segment may end in a torn record (a write the crash cut short, never confirmed
+ * durable): the next open reports it and cuts it off. A record damaged in the middle is reported
+ * with its offset and skipped; the records around it are kept.
+ *
+ * <p>Thread-safe. Closed by the manager's shutdown.
+ */
+public final class Spool implements WriteAheadLog {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
+
+    /** The default size bound: 1 GiB. */
+    public static final long DEFAULT_MAX_BYTES = 1L << 30;
+    /** The default segment size: 64 MiB. */
+    public static final long DEFAULT_SEGMENT_BYTES = 64L << 20;
+    /** The lock file's name. */
+    static final String LOCK_FILE = "spool.lock";
+    /** A segment file's name ends so. */
+    static final String SEGMENT_SUFFIX = ".seg";
+    /** A position is {@code segment << OFFSET_BITS | offset}: increasing across segments. */
+    static final int OFFSET_BITS = 40;
+    private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
+
+    private final Path dir;
+    private final long maxBytes;
+    private final long segmentBytes;
+    private final FileChannel lockChannel;
+    private final FileLock fileLock;
+    private final DeliveryMark mark;
+
+    /** Orders appends with the manager's queue; also cut by the committer to take the buffer. */
+    private final ReentrantLock order = new ReentrantLock();
+    /** One group commit at a time; guards the files, the segments and the mark's last written value. */
+    private final ReentrantLock commitLock = new ReentrantLock();
+
+    // ---- under order ----
+    private final CRC32C crc = new CRC32C();
+    private byte[] buffer = new byte[64 * 1024];
+    private byte[] spare = new byte[64 * 1024];
+    private int buffered;
+    /** Where the buffer starts a new segment: offsets in the buffer, and the new segments' numbers. */
+    private final List<long[]> rolls = new ArrayList<>();
+    private long appendSegment;
+    private long appendEnd;
+    private long appendedCount;
+
+    // ---- under commitLock ----
+    /** Sealed segments on disk (from earlier runs, or rolled): number to size. */
+    private final TreeMap<Long, Long> sealed = new TreeMap<>();
+    private SegmentFile current;
+    private long markWritten;
+    private long groupCommits;
+
+    // ---- any thread ----
+    private volatile String managerName;
+    private volatile byte[] header;
+    private volatile Thread committer;
+    private volatile long appendedPosition;
+    private volatile long durablePosition;
+    private volatile long deliveredPosition;
+    private volatile long deliveredCount;
+    private volatile boolean markWake;
+    private volatile int segmentCount;
+    private volatile IOException failure;
+    private volatile boolean closed;
+    /** Bytes on disk and in the buffer: what the size bound counts. */
+    private final AtomicLong bytes = new AtomicLong();
+    private final AtomicLong replayed = new AtomicLong();
+    private final AtomicLong corrupt = new AtomicLong();
+    private final AtomicLong rejectedFull = new AtomicLong();
+    private final long tornTailBytes;
+
+    /** What the open found: the mark, the segments with writes to replay, and how many writes. */
+    private final long markAtOpen;
+    private final List<Long> toReplay;
+    private final long pendingAtOpen;
+    private final long nextSegment;
+    private boolean replayDone;
+
+    private Spool(Builder b, FileChannel lockChannel, FileLock fileLock) throws IOException {
+        this.dir = b.dir;
+        this.maxBytes = b.maxBytes;
+        this.segmentBytes = b.segmentBytes;
+        this.lockChannel = lockChannel;
+        this.fileLock = fileLock;
+        this.mark = new DeliveryMark(dir);
+        this.markAtOpen = mark.read();
+        this.markWritten = markAtOpen;
+        this.deliveredPosition = markAtOpen;
+        long pending = 0;
+        long torn = 0;
+        long last = segment(markAtOpen);
+        List<Long> replay = new ArrayList<>();
+        boolean deleted = false;
+        for (long number : segmentNumbers(dir)) {
+            last = Math.max(last, number);
+            Path file = segmentPath(dir, number);
+            Contents c = read(file);
+            torn += cutTornTail(file, c);
+            reportCorruption(file, c.corrupt());
+            long undelivered = c.entries().stream().filter(e -> end(number, e) > markAtOpen).count();
+            if (undelivered == 0) {
+                Files.delete(file); // every write in it was delivered
+                deleted = true;
+                continue;
+            }
+            pending += undelivered;
+            replay.add(number);
+            sealed.put(number, c.validLength());
+            bytes.addAndGet(c.validLength());
+        }
+        if (deleted) {
+            SegmentFile.forceDirectory(dir);
+        }
+        this.tornTailBytes = torn;
+        this.toReplay = replay;
+        this.pendingAtOpen = pending;
+        this.nextSegment = last + 1;
+        this.segmentCount = sealed.size();
+    }
+
+    /**
+     * Opens the spool in {@code dir} with the default bounds, creating the directory if it is
+     * missing. See {@link Builder#open()}.
+     *
+     * @param dir the spool's directory
+     * @return the spool, ready to be given to one manager's builder
+     */
+    public static Spool open(Path dir) {
+        return builder(dir).open();
+    }
+
+    /**
+     * A builder for a spool with other bounds.
+     *
+     * @param dir the spool's directory
+     * @return the builder
+     * @throws NullPointerException if {@code dir} is null
+     */
+    public static Builder builder(Path dir) {
+        return new Builder(requireNonNull(dir, "dir"));
+    }
+
+    // ---- the manager's side ---------------------------------------------------------------------
+
+    @Override
+    public void attach(String managerName, String idPrefix) {
+        requireNonNull(managerName, "managerName");
+        requireNonNull(idPrefix, "idPrefix");
+        commitLock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("spool " + dir + " is closed: open it again for another manager");
+            }
+            if (this.managerName != null) {
+                throw new IllegalStateException("spool " + dir + " already serves memory manager '" + this.managerName
+                        + "'; a spool serves one manager: open another directory for manager '" + managerName + "'");
+            }
+            byte[] head = SegmentFormat.header(idPrefix);
+            current = SegmentFile.create(nextSegment, segmentPath(dir, nextSegment), head);
+            segmentCount = sealed.size() + 1;
+            bytes.addAndGet(head.length);
+            this.header = head;
+            this.managerName = managerName;
+            order.lock();
+            try {
+                appendSegment = nextSegment;
+                appendEnd = head.length;
+                appendedPosition = position(nextSegment, head.length);
+                durablePosition = appendedPosition;
+            } finally {
+                order.unlock();
+            }
+            Thread t = Threads.named("memlife-spool-" + managerName).newThread(this::commitLoop);
+            committer = t;
+            t.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not create a segment in spool " + dir, e);
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    @Override
+    public Lock orderLock() {
+        return order;
+    }
+
+    @Override
+    public byte[] encode(Turn turn) {
+        return SpoolRecord.encode(turn);
+    }
+
+    @Override
+    public void checkRoom(int length) {
+        IOException failed = failure;
+        if (failed != null) {
+            throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
+                    + " failed (" + failed + "); the write was not accepted and is counted as rejected", failed);
+        }
+        if (length > SegmentFormat.MAX_PAYLOAD) {
+            throw new RejectedExecutionException("a write of " + length + " bytes is larger than a spool record "
+                    + "holds (" + SegmentFormat.MAX_PAYLOAD + "); it was not accepted and is counted as rejected");
+        }
+        long held = bytes.get();
+        long need = (long) SegmentFormat.RECORD_OVERHEAD + length + header.length; // a new segment may be needed
+        if (held + need > maxBytes) {
+            rejectedFull.incrementAndGet();
+            throw new SpoolFullException(dir, held, maxBytes, length, managerName);
+        }
+    }
+
+    @Override
+    public long append(byte[] encoded, long seq) {
+        int length = SegmentFormat.RECORD_OVERHEAD + encoded.length;
+        if (appendEnd > header.length && appendEnd + length > segmentBytes) {
+            appendSegment++;
+            appendEnd = header.length;
+            rolls.add(new long[] {buffered, appendSegment});
+            bytes.addAndGet(header.length);
+        }
+        if (buffered + length > buffer.length) {
+            buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, buffered + length));
+        }
+        boolean wasEmpty = buffered == 0;
+        int payloadAt = buffered + SegmentFormat.RECORD_OVERHEAD;
+        System.arraycopy(encoded, 0, buffer, payloadAt, encoded.length);
+        SpoolRecord.putSeq(buffer, payloadAt, seq);
+        SegmentFormat.seal(buffer, buffered, encoded.length, crc);
+        buffered += length;
+        appendEnd += length;
+        appendedCount++;
+        bytes.addAndGet(length);
+        long position = position(appendSegment, appendEnd);
+        appendedPosition = position;
+        if (wasEmpty) {
+            LockSupport.unpark(committer); // the first write of a commit wakes the committer; the rest ride along
+        }
+        return position;
+    }
+
+    @Override
+    public long appended() {
+        return appendedPosition;
+    }
+
+    @Override
+    public boolean awaitDurable(long position, long timeoutNanos) {
+        if (durablePosition >= position) {
+            return true;
+        }
+        long deadline = System.nanoTime() + Math.max(0, Math.min(timeoutNanos, Long.MAX_VALUE / 2));
+        try {
+            while (durablePosition < position) {
+                checkHealthy();
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !commitLock.tryLock(left, TimeUnit.NANOSECONDS)) {
+                    return durablePosition >= position;
+                }
+                try {
+                    if (durablePosition < position) {
+                        commitLocked(false); // lead the group commit: it covers every write appended so far
+                    }
+                } finally {
+                    commitLock.unlock();
+                }
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void checkHealthy() {
+        IOException failed = failure;
+        if (failed != null) {
+            throw new UncheckedIOException("spool " + dir + " failed; nothing appended after its last good force is "
+                    + "durable", failed);
+        }
+        if (closed && durablePosition < appendedPosition) {
+            throw new IllegalStateException("spool " + dir + " is closed");
+        }
+    }
+
+    @Override
+    public void delivered(long position, int writes) {
+        if (position > deliveredPosition) {
+            deliveredPosition = position;
+        }
+        deliveredCount += writes; // only the writer thread calls this
+        if (!markWake) {
+            markWake = true;
+            LockSupport.unpark(committer);
+        }
+    }
+
+    // ---- the committer --------------------------------------------------------------------------
+
+    /**
+     * The committer thread: commits whenever writes wait for a commit and nobody else leads one,
+     * and writes the delivery mark and deletes delivered segments after the writer marked
+     * progress. Parks when there is nothing to do; appends and marks wake it.
+     */
+    private void commitLoop() {
+        while (!closed) {
+            boolean work = appendedPosition > durablePosition && failure == null || markWake;
+            if (!work) {
+                LockSupport.park(this);
+                continue;
+            }
+            markWake = false;
+            commitLock.lock();
+            try {
+                if (!closed) {
+                    commitLocked(false);
+                }
+            } finally {
+                commitLock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Under the commit lock: takes the buffer, writes it (rolling segments where appends did),
+     * forces it, then writes the delivery mark and deletes the segments every write of which was
+     * delivered. A disk failure is kept: later appends are refused, waiters get it.
+     */
+    private void commitLocked(boolean closing) {
+        if (failure == null) {
+            byte[] out;
+            int length;
+            long target;
+            List<long[]> cuts;
+            order.lock();
+            try {
+                out = buffer;
+                length = buffered;
+                target = appendedPosition;
+                cuts = rolls.isEmpty() ? List.of() : new ArrayList<>(rolls);
+                rolls.clear();
+                buffer = spare;
+                spare = out;
+                buffered = 0;
+            } finally {
+                order.unlock();
+            }
+            if (length > 0) {
+                try {
+                    int from = 0;
+                    for (long[] cut : cuts) {
+                        int to = (int) cut[0];
+                        current.write(out, from, to - from);
+                        current.force();
+                        sealed.put(current.number, current.size());
+                        current.close();
+                        current = SegmentFile.create(cut[1], segmentPath(dir, cut[1]), header);
+                        segmentCount = sealed.size() + 1;
+                        from = to;
+                    }
+                    current.write(out, from, length - from);
+                    current.force();
+                    groupCommits++;
+                    durablePosition = target;
+                } catch (IOException e) {
+                    failure = e;
+                    LOG.error("spool {} of memory manager '{}' failed to write or force; it refuses new writes, and "
+                            + "the writes not yet forced are delivered but not durable", dir, managerName, e);
+                }
+            }
+        }
+        writeMarkAndClean(closing);
+    }
+
+    /**
+     * Under the commit lock: writes the delivery mark if it moved, then deletes the segments it has
+     * passed (a segment may be sealed after the mark passed its end: the writer can deliver a
+     * write before its commit), and at close the last segment too once every write was delivered.
+     */
+    private void writeMarkAndClean(boolean closing) {
+        long delivered = deliveredPosition;
+        try {
+            if (delivered > markWritten) {
+                mark.write(delivered);
+                markWritten = delivered;
+            }
+            long seg = segment(markWritten);
+            boolean deleted = false;
+            while (!sealed.isEmpty()) {
+                long first = sealed.firstKey();
+                if (first > seg || first == seg && sealed.get(first) > offset(markWritten)) {
+                    break;
+                }
+                bytes.addAndGet(-sealed.remove(first));
+                Files.deleteIfExists(segmentPath(dir, first));
+                deleted = true;
+            }
+            if (closing && current != null && current.number == seg && current.size() == offset(markWritten)) {
+                current.close();
+                Files.deleteIfExists(current.path);
+                bytes.addAndGet(-current.size());
+                current = null;
+                deleted = true;
+            }
+            segmentCount = sealed.size() + (current == null ? 0 : 1);
+            if (deleted) {
+                SegmentFile.forceDirectory(dir);
+            }
+        } catch (IOException e) {
+            LOG.warn("spool {}: could not record the delivery mark or delete delivered segments ({}); the next "
+                    + "start replays writes the store already holds", dir, e.toString());
+        }
+    }
+
+    // ---- replay ---------------------------------------------------------------------------------
+
+    @Override
+    public long replay(Replayer into) {
+        requireNonNull(into, "into");
+        synchronized (toReplay) {
+            if (replayDone) {
+                return 0;
+            }
+            replayDone = true;
+        }
+        long n = 0;
+        for (long number : toReplay) {
+            Path file = segmentPath(dir, number);
+            Contents c = read(file);
+            for (SegmentFormat.Entry e : c.entries()) {
+                long end = end(number, e);
+                if (end <= markAtOpen) {
+                    continue;
+                }
+                Turn turn;
+                try {
+                    turn = SpoolRecord.decode(c.idPrefix(), e.payload());
+                } catch (IllegalArgumentException bad) {
+                    corrupt.incrementAndGet();
+                    LOG.warn("spool {}: the record at offset {} of {} passed its checksum but is not a write ({}); "
+                            + "skipped", dir, e.offset(), file.getFileName(), bad.getMessage());
+                    continue;
+                }
+                if (!into.accept(turn, end)) {
+                    return n; // the manager is shutting down: the rest stays for the next start
+                }
+                n++;
+                replayed.incrementAndGet();
+            }
+        }
+        return n;
+    }
+
+    // ---- figures and close ----------------------------------------------------------------------
+
+    @Override
+    public SpoolFigures figures() {
+        long appended;
+        order.lock();
+        try {
+            appended = appendedCount;
+        } finally {
+            order.unlock();
+        }
+        long backlog = Math.max(0, pendingAtOpen + appended - deliveredCount);
+        return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, bytes.get(), segmentCount,
+                commitCount(), corrupt.get(), tornTailBytes, rejectedFull.get());
+    }
+
+    private long commitCount() {
+        commitLock.lock();
+        try {
+            return groupCommits;
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    /** {@return the spool's directory} */
+    public Path directory() {
+        return dir;
+    }
+
+    /** {@return how far every write is forced to disk; for tests} */
+    long durablePosition() {
+        return durablePosition;
+    }
+
+    /** {@return how far the writer has marked writes delivered, in memory; for tests} */
+    long deliveredPosition() {
+        return deliveredPosition;
+    }
+
+    /** {@return the delivery mark last written to the mark file; for tests} */
+    long markWritten() {
+        commitLock.lock();
+        try {
+            return markWritten;
+        } finally {
+            commitLock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        commitLock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            commitLocked(true);
+            if (current != null) {
+                current.close();
+            }
+            mark.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not close spool " + dir, e);
+        } finally {
+            commitLock.unlock();
+            LockSupport.unpark(committer);
+            releaseLock();
+        }
+    }
+
+    private void releaseLock() {
+        try {
+            fileLock.release();
+            lockChannel.close();
+        } catch (IOException e) {
+            LOG.warn("spool {}: could not release its lock file ({})", dir, e.toString());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Spool[" + dir + (managerName == null ? "" : ", manager=" + managerName) + (closed ? ", closed" : "")
+                + "]";
+    }
+
+    // ---- files ------------------------------------------------------------------------------------
+
+    static long position(long segment, long offset) {
+        return segment << OFFSET_BITS | offset;
+    }
+
+    static long segment(long position) {
+        return position >>> OFFSET_BITS;
+    }
+
+    static long offset(long position) {
+        return position & OFFSET_MASK;
+    }
+
+    /** The position just past an entry's record. */
+    static long end(long segment, SegmentFormat.Entry e) {
+        return position(segment, e.offset() + SegmentFormat.RECORD_OVERHEAD + e.payload().length);
+    }
+
+    static Path segmentPath(Path dir, long number) {
+        return dir.resolve(String.format("%020d", number) + SEGMENT_SUFFIX);
+    }
+
+    /** The numbers of the segment files in {@code dir}, in order. */
+    static List<Long> segmentNumbers(Path dir) {
+        List<Long> numbers = new ArrayList<>();
+        try (var files = Files.list(dir)) {
+            files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(SEGMENT_SUFFIX)).forEach(n -> {
+                try {
+                    numbers.add(Long.parseLong(n.substring(0, n.length() - SEGMENT_SUFFIX.length())));
+                } catch (NumberFormatException e) {
+                    LOG.warn("spool {}: ignoring {}, which is not named like a segment", dir, n);
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not list spool " + dir, e);
+        }
+        numbers.sort(null);
+        return numbers;
+    }
+
+    /**
+     * Reads a whole segment.
+     *
+     * @throws IllegalStateException if it is not a segment or a newer format wrote it
+     */
+    static Contents read(Path file) {
+        try {
+            return SegmentFormat.read(file.toString(), Files.readAllBytes(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read spool segment " + file, e);
+        }
+    }
+
+    private long cutTornTail(Path file, Contents c) throws IOException {
+        if (c.tornTailBytes() == 0) {
+            return 0;
+        }
+        LOG.warn("spool {}: segment {} ends in a torn record of {} bytes at offset {} (a write a crash cut short, "
+                + "never confirmed durable); cut off", dir, file.getFileName(), c.tornTailBytes(), c.validLength());
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.truncate(c.validLength());
+            ch.force(true);
+        }
+        return c.tornTailBytes();
+    }
+
+    private void reportCorruption(Path file, List<Corruption> damage) {
+        for (Corruption d : damage) {
+            corrupt.incrementAndGet();
+            LOG.warn("spool {}: segment {} has {} damaged bytes at offset {} ({}); skipped, the records around them "
+                    + "are kept", dir, file.getFileName(), d.length(), d.offset(), d.reason());
+        }
+    }
+
+    /** Settings of a {@link Spool}. Not thread-safe. */
+    public static final class Builder {
+
+        private final Path dir;
+        private long maxBytes = DEFAULT_MAX_BYTES;
+        private long segmentBytes = DEFAULT_SEGMENT_BYTES;
+
+        private Builder(Path dir) {
+            this.dir = dir;
+        }
+
+        /**
+         * The spool's size bound, on disk and in its buffer: a write that would pass it is refused
+         * with {@link SpoolFullException}; default 1 GiB.
+         *
+         * @param maxBytes the bound; at least 1 KiB
+         * @return this builder
+         * @throws IllegalArgumentException if it is less than 1 KiB
+         */
+        public Builder maxBytes(long maxBytes) {
+            if (maxBytes < 1024) {
+                throw new IllegalArgumentException("maxBytes must be at least 1024, was " + maxBytes);
+            }
+            this.maxBytes = maxBytes;
+            return this;
+        }
+
+        /**
+         * The size at which the spool starts a new segment file; default 64 MiB. A segment is
+         * deleted once every write in it was delivered, so smaller segments give space back
+         * sooner, at the cost of a file creation and two forces each.
+         *
+         * @param segmentBytes the size; between 4 KiB and 1 TiB
+         * @return this builder
+         * @throws IllegalArgumentException if it is out of range
+         */
+        public Builder segmentBytes(long segmentBytes) {
+            if (segmentBytes < 4096 || segmentBytes > OFFSET_MASK) {
+                throw new IllegalArgumentException("segmentBytes must be between 4096 and " + OFFSET_MASK + ", was "
+                        + segmentBytes);
+            }
+            this.segmentBytes = segmentBytes;
+            return this;
+        }
+
+        /**
+         * Opens the spool: creates the directory if needed, takes its lock, reads its delivery mark
+         * and checks every segment. A torn tail is reported and cut off; a damaged record in the
+         * middle is reported with its offset (and skipped by the replay); segments whose writes
+         * were all delivered are deleted.
+         *
+         * @return the spool
+         * @throws IllegalStateException if another manager or process holds the spool, or a
+         *     segment is not a memlife segment or was written by a newer memlife
+         * @throws UncheckedIOException if the directory cannot be read or written
+         */
+        public Spool open() {
+            FileChannel lockChannel = null;
+            try {
+                Files.createDirectories(dir);
+                lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE);
+                FileLock lock;
+                try {
+                    lock = lockChannel.tryLock();
+                } catch (OverlappingFileLockException e) {
+                    lock = null;
+                }
+                if (lock == null) {
+                    throw new IllegalStateException("spool " + dir + " is in use by another manager or process (its "
+                            + LOCK_FILE + " is locked); a spool serves one manager at a time");
+                }
+                return new Spool(this, lockChannel, lock);
+            } catch (IOException e) {
+                closeQuietly(lockChannel);
+                throw new UncheckedIOException("could not open spool " + dir, e);
+            } catch (RuntimeException e) {
+                closeQuietly(lockChannel);
+                throw e;
+            }
+        }
+
+        private static void closeQuietly(FileChannel channel) {
+            if (channel != null) {
+                try {
+                    channel.close(); // releases the lock too
+                } catch (IOException e) {
+                    e.addSuppressed(e);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,335 @@
+package dev.memlife.spool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.memlife.DrainReport;
+import dev.memlife.MemoryManager;
+import dev.memlife.Message;
+import dev.memlife.SpoolFigures;
+import dev.memlife.Turn;
+import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.testing.GatedProvider;
+import dev.memlife.testing.RecordingProvider;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link Spool} under a {@link MemoryManager}: what a crash leaves is replayed in order with its
+ * ids, delivered segments are deleted, the bound is kept, damage is reported and skipped. A crash
+ * is played in process by copying the spool's files while its manager runs: that is what {@code
+ * kill -9} leaves on disk (the page cache survives it); the child-JVM tests kill for real.
+ */
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class SpoolTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    @TempDir
+    Path tmp;
+
+    /** The spool's files as a crash would leave them: everything but the lock, copied now. */
+    static void crashImage(Path from, Path to) throws IOException {
+        Files.createDirectories(to);
+        try (Stream<Path> files = Files.list(from)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (!f.getFileName().toString().equals(Spool.LOCK_FILE)) {
+                    Files.copy(f, to.resolve(f.getFileName()));
+                }
+            }
+        }
+    }
+
+    static List<String> ids(List<Turn> turns) {
+        return turns.stream().map(Turn::writeId).collect(Collectors.toList());
+    }
+
+    static List<String> users(List<Turn> turns) {
+        return turns.stream().map(Turn::userContent).collect(Collectors.toList());
+    }
+
+    private static List<String> expectedIds(String prefix, int fromSeq, int toSeq) {
+        return IntStream.rangeClosed(fromSeq, toSeq).mapToObj(i -> prefix + ':' + i).collect(Collectors.toList());
+    }
+
+    private static String prefixOf(Turn t) {
+        return t.writeId().substring(0, t.writeId().lastIndexOf(':'));
+    }
+
+    @Test
+    void undeliveredWritesAreReplayedInOrderWithTheirIdsContentsAndMessages() throws Exception {
+        Path dir = tmp.resolve("a");
+        Spool spool = Spool.open(dir);
+        GatedProvider held = new GatedProvider("store", t -> Integer.parseInt(t.userContent().substring(1)) >= 50);
+        MemoryManager first = MemoryManager.builder().name("first").spool(spool).build();
+        first.addProvider(held);
+        for (int i = 0; i < 100; i++) {
+            List<Message> messages = i % 3 == 0 ? List.of(Message.user("u" + i), Message.assistant("é✓ " + i)) : List.of();
+            assertThat(first.syncAll("u" + i, "a" + i, "s" + (i % 4), messages)).isTrue();
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        assertThat(held.awaitHeld(WAIT)).isTrue(); // u0..u49 delivered, u50 held
+        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+        String prefix = prefixOf(held.turns().get(0));
+        Path image = tmp.resolve("crash");
+        crashImage(dir, image);
+
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).build();
+        second.addProvider(store);
+        assertThat(second.figures().spool().backlog()).isEqualTo(50);
+        assertThat(second.replaySpool()).isEqualTo(50);
+        assertThat(second.flushPending(WAIT)).isTrue();
+        assertThat(ids(store.turns())).isEqualTo(expectedIds(prefix, 51, 100));
+        assertThat(users(store.turns())).isEqualTo(IntStream.range(50, 100).mapToObj(i -> "u" + i).toList());
+        Turn u51 = store.turns().get(1);
+        assertThat(u51.sessionId()).isEqualTo("s3");
+        assertThat(u51.assistantContent()).isEqualTo("a51");
+        assertThat(u51.messages()).containsExactly(Message.user("u51"), Message.assistant("é✓ 51"));
+        // New writes come after the replayed ones, under the new run's ids.
+        second.syncAll("new", "a", "s0");
+        assertThat(second.flushPending(WAIT)).isTrue();
+        assertThat(store.turns()).hasSize(51);
+        assertThat(store.turns().get(50).writeId()).doesNotStartWith(prefix);
+        SpoolFigures figures = second.figures().spool();
+        assertThat(figures.replayed()).isEqualTo(50);
+        assertThat(figures.appended()).isEqualTo(1);
+        assertThat(figures.backlog()).isZero();
+        DrainReport report = second.shutdownAll();
+        assertThat(report.delivered()).isEqualTo(51);
+        assertThat(segments(image)).as("every write delivered: no segment left").isEmpty();
+
+        held.open();
+        first.shutdownAll();
+        assertThat(held.turns()).hasSize(100);
+        assertThat(segments(dir)).isEmpty();
+    }
+
+    @Test
+    void theFirstWriteReplaysBeforeItIsQueued() throws Exception {
+        Path dir = tmp.resolve("a");
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
+        first.addProvider(held);
+        for (int i = 0; i < 10; i++) {
+            first.syncAll("old" + i, "a", "s");
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        crashImage(dir, tmp.resolve("crash"));
+
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager second = MemoryManager.builder().spool(Spool.open(tmp.resolve("crash"))).build();
+        second.addProvider(store);
+        second.syncAll("new", "a", "s");
+        assertThat(second.flushPending(WAIT)).isTrue();
+        assertThat(users(store.turns())).containsExactly("old0", "old1", "old2", "old3", "old4", "old5", "old6",
+                "old7", "old8", "old9", "new");
+        assertThat(second.replaySpool()).as("the replay runs once").isZero();
+        second.shutdownAll();
+        held.open();
+        first.shutdownAll();
+    }
+
+    @Test
+    void deliveredSegmentsAreDeletedAndTheSpoolStaysSmall() throws Exception {
+        Path dir = tmp.resolve("a");
+        Spool spool = Spool.builder(dir).segmentBytes(4096).open();
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager manager = MemoryManager.builder().spool(spool).build();
+        manager.addProvider(store);
+        for (int i = 0; i < 2_000; i++) {
+            manager.syncAll("turn " + i, "reply " + i, "s");
+            if (i % 100 == 99) {
+                assertThat(manager.awaitDurable(WAIT)).isTrue();
+            }
+        }
+        assertThat(manager.flushPending(WAIT)).isTrue();
+        await().atMost(WAIT).untilAsserted(() -> {
+            SpoolFigures f = manager.figures().spool();
+            assertThat(f.backlog()).isZero();
+            assertThat(f.segments()).as("%s, files %s", f, segments(dir)).isLessThanOrEqualTo(2);
+            assertThat(segments(dir).size()).isLessThanOrEqualTo(2);
+        });
+        SpoolFigures f = manager.figures().spool();
+        assertThat(f.appended()).isEqualTo(2_000);
+        assertThat(f.groupCommits()).isPositive().isLessThan(2_000);
+        assertThat(f.bytes()).isLessThan(3 * 4096);
+        manager.shutdownAll();
+        assertThat(segments(dir)).isEmpty();
+        assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 2_000).mapToObj(i -> "turn " + i).toList());
+    }
+
+    @Test
+    void aFullSpoolRefusesTheWriteWithAClearErrorAndCountsIt() {
+        Path dir = tmp.resolve("a");
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager manager = MemoryManager.builder().spool(Spool.builder(dir).maxBytes(4096).open()).build();
+        manager.addProvider(held);
+        List<Integer> accepted = new ArrayList<>();
+        SpoolFullException full = null;
+        for (int i = 0; i < 1_000 && full == null; i++) {
+            try {
+                manager.syncAll("turn " + i + " " + "x".repeat(100), "a", "s");
+                accepted.add(i);
+            } catch (SpoolFullException e) {
+                full = e;
+            }
+        }
+        assertThat(full).isNotNull();
+        assertThat(full.getMessage()).contains("is full", dir.toString(), "4096", "counted as rejected");
+        assertThat(full.maxBytes()).isEqualTo(4096);
+        assertThat(accepted).isNotEmpty().hasSizeLessThan(40);
+        assertThat(manager.figures().spool().rejectedFull()).isEqualTo(1);
+        assertThat(manager.figures().rejected()).isEqualTo(1);
+        held.open();
+        assertThat(manager.flushPending(WAIT)).isTrue();
+        assertThat(users(held.turns())).isEqualTo(accepted.stream().map(i -> "turn " + i + " " + "x".repeat(100))
+                .toList());
+        manager.shutdownAll();
+    }
+
+    @Test
+    void aTornTailIsCutAndACorruptRecordInTheMiddleIsSkippedKeepingTheOthers() throws Exception {
+        Path dir = tmp.resolve("a");
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
+        first.addProvider(held);
+        for (int i = 0; i < 20; i++) {
+            first.syncAll("u" + i, "a" + i, "s");
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        Path image = tmp.resolve("crash");
+        crashImage(dir, image);
+        Path segment = segments(image).get(0);
+        byte[] bytes = Files.readAllBytes(segment);
+        Contents contents = Spool.read(segment);
+        long tenth = contents.entries().get(10).offset();
+        bytes[(int) tenth + SegmentFormat.RECORD_OVERHEAD + 3] ^= 0x40; // a flipped bit in the 11th write
+        Files.write(segment, bytes);
+        Files.write(segment, new byte[] {0, 0, 1, 0, 7, 7}, StandardOpenOption.APPEND); // a torn record
+
+        SpoolInspection seen = SpoolInspection.of(image);
+        assertThat(seen.records()).isEqualTo(19);
+        assertThat(seen.pending()).isEqualTo(19);
+        assertThat(seen.segments().get(0).damage()).singleElement().satisfies(d -> {
+            assertThat(d.offset()).isEqualTo(tenth);
+            assertThat(d.reason()).contains("checksum");
+        });
+        assertThat(seen.tornTailBytes()).isEqualTo(6);
+
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager second = MemoryManager.builder().spool(Spool.open(image)).build();
+        second.addProvider(store);
+        assertThat(Files.size(segment)).as("the torn tail is cut at open").isEqualTo(bytes.length);
+        assertThat(second.replaySpool()).isEqualTo(19);
+        assertThat(second.flushPending(WAIT)).isTrue();
+        List<String> expected = IntStream.range(0, 20).filter(i -> i != 10).mapToObj(i -> "u" + i).toList();
+        assertThat(users(store.turns())).isEqualTo(expected);
+        SpoolFigures figures = second.figures().spool();
+        assertThat(figures.corruptRecords()).isEqualTo(1);
+        assertThat(figures.tornTailBytes()).isEqualTo(6);
+        second.shutdownAll();
+        held.open();
+        first.shutdownAll();
+    }
+
+    @Test
+    void aSpoolOfANewerFormatIsRefusedByName() throws Exception {
+        Path dir = tmp.resolve("a");
+        Files.createDirectories(dir);
+        byte[] header = SegmentFormat.header("p");
+        header[7] = (byte) (SegmentFormat.VERSION + 1);
+        Files.write(Spool.segmentPath(dir, 1), header);
+        assertThatThrownBy(() -> Spool.open(dir)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("newer memlife").hasMessageContaining("00000000000000000001.seg");
+        assertThat(SpoolInspection.of(dir).unreadable()).isEqualTo(1);
+        // The refusal released the lock: the spool can be opened once the segment is dealt with.
+        Files.delete(Spool.segmentPath(dir, 1));
+        Spool.open(dir).close();
+    }
+
+    @Test
+    void aSpoolServesOneManagerAndOneProcess() {
+        Path dir = tmp.resolve("a");
+        Spool spool = Spool.open(dir);
+        assertThatThrownBy(() -> Spool.open(dir)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("in use");
+        MemoryManager one = MemoryManager.builder().name("one").spool(spool).build();
+        assertThatThrownBy(() -> MemoryManager.builder().name("two").spool(spool).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("already serves memory manager 'one'");
+        one.shutdownAll();
+        Spool.open(dir).close(); // closed with its manager: the directory is free again
+    }
+
+    @Test
+    void withoutASpoolTheDurableCallsSaySo() {
+        MemoryManager plain = MemoryManager.create();
+        assertThatThrownBy(() -> plain.awaitDurable(WAIT)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("has no spool");
+        assertThatThrownBy(plain::replaySpool).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("has no spool");
+        assertThat(plain.figures().spool()).isEqualTo(SpoolFigures.NONE);
+        plain.shutdownAll();
+        MemoryManager spooled = MemoryManager.builder().spool(Spool.open(tmp.resolve("b"))).build();
+        assertThatThrownBy(spooled::replaySpool).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no provider registered");
+        spooled.shutdownAll();
+    }
+
+    @Test
+    void everyWriteReportedDurableSurvivesLosingThePageCacheTail() throws Exception {
+        Path dir = tmp.resolve("a");
+        Spool spool = Spool.open(dir);
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager manager = MemoryManager.builder().spool(spool).build();
+        manager.addProvider(held);
+        List<String> durable = new ArrayList<>();
+        long forcedTo = 0;
+        for (int i = 0; i < 300; i++) {
+            manager.syncAll("u" + i, "a", "s");
+            if (i % 7 == 6) {
+                assertThat(manager.awaitDurable(WAIT)).isTrue();
+                forcedTo = spool.durablePosition();
+                for (int j = durable.size(); j <= i; j++) {
+                    durable.add("u" + j);
+                }
+            }
+        }
+        // Power fails: the disk keeps what the last force covered, at least; the rest of the page
+        // cache is lost. Later writes may have been forced too by the committer: cut them anyway.
+        Path image = tmp.resolve("power-loss");
+        crashImage(dir, image);
+        Path last = segments(image).get(segments(image).size() - 1);
+        assertThat(Spool.segment(forcedTo)).isEqualTo(Long.parseLong(last.getFileName().toString().substring(0, 20)));
+        try (var ch = java.nio.channels.FileChannel.open(last, StandardOpenOption.WRITE)) {
+            ch.truncate(Spool.offset(forcedTo));
+        }
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager after = MemoryManager.builder().spool(Spool.open(image)).build();
+        after.addProvider(store);
+        after.replaySpool();
+        assertThat(after.flushPending(WAIT)).isTrue();
+        assertThat(users(store.turns())).isEqualTo(durable);
+        after.shutdownAll();
+        held.open();
+        manager.shutdownAll();
+    }
+
+    static List<Path> segments(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(Spool.SEGMENT_SUFFIX)).sorted().toList();
+        }
+    }
+}
