@@ -106,7 +106,7 @@ public final class MemoryManager implements AutoCloseable {
         String idPrefix = UUID.randomUUID().toString();
         this.spool = b.spool;
         if (spool != null) {
-            spool.attach(name, idPrefix);
+            spool.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(threadFactory));
         }
         this.writer = new Writer(name, idPrefix, b.queueCapacity, b.maxBatchSize,
                 Checks.saturatedNanos(b.writerKeepAlive), Threads.named("memlife-writer-" + name).orUser(threadFactory),

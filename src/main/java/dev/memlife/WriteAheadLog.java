@@ -1,5 +1,6 @@
 package dev.memlife;
 
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.locks.Lock;
 
 /**
@@ -32,9 +33,10 @@ public interface WriteAheadLog {
      *
      * @param managerName the manager's name, for messages
      * @param idPrefix the prefix of the manager's write ids: a write's id is {@code idPrefix:seq}
+     * @param threads makes any thread the log needs: the manager's thread factory
      * @throws IllegalStateException if the log already serves a manager or is closed
      */
-    void attach(String managerName, String idPrefix);
+    void attach(String managerName, String idPrefix, ThreadFactory threads);
 
     /** {@return the lock that orders appends; the log takes it too, to cut a group commit} */
     Lock orderLock();

@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import dev.memlife.SpoolFigures;
 import dev.memlife.Turn;
 import dev.memlife.WriteAheadLog;
-import dev.memlife.internal.Threads;
 import dev.memlife.spool.SegmentFormat.Contents;
 import dev.memlife.spool.SegmentFormat.Corruption;
 import java.io.IOException;
@@ -22,6 +21,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
@@ -82,6 +82,8 @@ public final class Spool implements WriteAheadLog {
     /** A position is {@code segment << OFFSET_BITS | offset}: increasing across segments. */
     static final int OFFSET_BITS = 40;
     private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
+    /** How long an idle committer thread waits for work before it exits; the next append starts one. */
+    static final long COMMITTER_KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final Path dir;
     private final long maxBytes;
@@ -116,7 +118,12 @@ public final class Spool implements WriteAheadLog {
     // ---- any thread ----
     private volatile String managerName;
     private volatile byte[] header;
+    /** Makes the committer thread: the manager's thread factory. */
+    private volatile ThreadFactory threads;
+    /** The committer thread; null while none runs (it retires after {@link #COMMITTER_KEEP_ALIVE_NANOS} idle). */
     private volatile Thread committer;
+    /** Guards starting and retiring the committer. */
+    private final Object committerStart = new Object();
     private volatile long appendedPosition;
     private volatile long durablePosition;
     private volatile long deliveredPosition;
@@ -206,9 +213,10 @@ public final class Spool implements WriteAheadLog {
     // ---- the manager's side ---------------------------------------------------------------------
 
     @Override
-    public void attach(String managerName, String idPrefix) {
+    public void attach(String managerName, String idPrefix, ThreadFactory threads) {
         requireNonNull(managerName, "managerName");
         requireNonNull(idPrefix, "idPrefix");
+        requireNonNull(threads, "threads");
         commitLock.lock();
         try {
             if (closed) {
@@ -233,9 +241,7 @@ public final class Spool implements WriteAheadLog {
             } finally {
                 order.unlock();
             }
-            Thread t = Threads.named("memlife-spool-" + managerName).newThread(this::commitLoop);
-            committer = t;
-            t.start();
+            this.threads = threads;
         } catch (IOException e) {
             throw new UncheckedIOException("could not create a segment in spool " + dir, e);
         } finally {
@@ -296,7 +302,7 @@ public final class Spool implements WriteAheadLog {
         long position = position(appendSegment, appendEnd);
         appendedPosition = position;
         if (wasEmpty) {
-            LockSupport.unpark(committer); // the first write of a commit wakes the committer; the rest ride along
+            wakeCommitter(); // the first write of a commit wakes the committer; the rest ride along
         }
         return position;
     }
@@ -353,34 +359,91 @@ public final class Spool implements WriteAheadLog {
         deliveredCount += writes; // only the writer thread calls this
         if (!markWake) {
             markWake = true;
-            LockSupport.unpark(committer);
+            wakeCommitter();
         }
     }
 
     // ---- the committer --------------------------------------------------------------------------
 
     /**
-     * The committer thread: commits whenever writes wait for a commit and nobody else leads one,
-     * and writes the delivery mark and deletes delivered segments after the writer marked
-     * progress. Parks when there is nothing to do; appends and marks wake it.
+     * Wakes the committer, or starts one if none runs. Called after the work it is woken for is
+     * visible (an append, a delivery mark), so a committer that is retiring sees it: it forgets
+     * itself first and then looks for work, while this reads the committer after publishing the
+     * work; one of the two sees the other.
      */
-    private void commitLoop() {
-        while (!closed) {
-            boolean work = appendedPosition > durablePosition && failure == null || markWake;
-            if (!work) {
-                LockSupport.park(this);
-                continue;
+    private void wakeCommitter() {
+        Thread t = committer;
+        if (t != null) {
+            LockSupport.unpark(t);
+            return;
+        }
+        synchronized (committerStart) {
+            if (committer != null || closed) {
+                LockSupport.unpark(committer);
+                return;
             }
-            markWake = false;
-            commitLock.lock();
             try {
-                if (!closed) {
-                    commitLocked(false);
-                }
-            } finally {
-                commitLock.unlock();
+                Thread started = threads.newThread(this::commitLoop);
+                committer = started;
+                started.start();
+            } catch (RuntimeException | Error e) {
+                committer = null;
+                LOG.warn("spool {}: could not start its committer thread ({}); writes become durable when a caller "
+                        + "waits for them, or at close", dir, e.toString());
             }
         }
+    }
+
+    /**
+     * The committer thread: commits whenever writes wait for a commit, writes the delivery mark
+     * and deletes delivered segments after the writer marked progress. Parks when there is
+     * nothing to do; exits after {@link #COMMITTER_KEEP_ALIVE_NANOS} without work, so an idle
+     * spool holds no thread.
+     */
+    private void commitLoop() {
+        long idleSince = System.nanoTime();
+        while (!closed) {
+            if (hasWork()) {
+                markWake = false;
+                commitLock.lock();
+                try {
+                    if (!closed) {
+                        commitLocked(false);
+                    }
+                } finally {
+                    commitLock.unlock();
+                }
+                idleSince = System.nanoTime();
+                continue;
+            }
+            long left = COMMITTER_KEEP_ALIVE_NANOS - (System.nanoTime() - idleSince);
+            if (left <= 0 && retire()) {
+                return;
+            }
+            LockSupport.parkNanos(this, Math.max(left, 0));
+        }
+    }
+
+    private boolean hasWork() {
+        return appendedPosition > durablePosition && failure == null || markWake;
+    }
+
+    /** Forgets this committer, then looks for work once more; true if it may exit. */
+    private boolean retire() {
+        Thread self = Thread.currentThread();
+        synchronized (committerStart) {
+            committer = null;
+        }
+        if (!hasWork()) {
+            return true;
+        }
+        synchronized (committerStart) {
+            if (committer == null) {
+                committer = self; // nobody started another: this one goes on
+                return false;
+            }
+        }
+        return true; // a caller started another, which does the work
     }
 
     /**
@@ -457,7 +520,9 @@ public final class Spool implements WriteAheadLog {
                 Files.deleteIfExists(segmentPath(dir, first));
                 deleted = true;
             }
-            if (closing && current != null && current.number == seg && current.size() == offset(markWritten)) {
+            boolean lastDelivered = current != null && (current.size() == header.length // no write in it
+                    || markWritten >= position(current.number, current.size()));
+            if (closing && lastDelivered) {
                 current.close();
                 Files.deleteIfExists(current.path);
                 bytes.addAndGet(-current.size());
