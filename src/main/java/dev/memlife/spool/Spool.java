@@ -88,6 +88,7 @@ public final class Spool implements WriteAheadLog {
     private final Path dir;
     private final long maxBytes;
     private final long segmentBytes;
+    private final boolean removeWhenEmpty;
     private final FileChannel lockChannel;
     private final FileLock fileLock;
     private final DeliveryMark mark;
@@ -150,6 +151,7 @@ public final class Spool implements WriteAheadLog {
         this.dir = b.dir;
         this.maxBytes = b.maxBytes;
         this.segmentBytes = b.segmentBytes;
+        this.removeWhenEmpty = b.removeWhenEmpty;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
         this.mark = new DeliveryMark(dir);
@@ -630,6 +632,7 @@ public final class Spool implements WriteAheadLog {
 
     @Override
     public void close() {
+        boolean empty;
         commitLock.lock();
         try {
             if (closed) {
@@ -641,12 +644,30 @@ public final class Spool implements WriteAheadLog {
                 current.close();
             }
             mark.close();
+            empty = current == null && sealed.isEmpty();
         } catch (IOException e) {
             throw new UncheckedIOException("could not close spool " + dir, e);
         } finally {
             commitLock.unlock();
             LockSupport.unpark(committer);
+        }
+        if (empty && removeWhenEmpty) {
+            removeDirectory(); // releases the lock after the files are gone: nobody opens a half-removed spool
+        } else {
             releaseLock();
+        }
+    }
+
+    /** Deletes the mark, the lock file and the directory of a spool every write of which was delivered. */
+    private void removeDirectory() {
+        try {
+            Files.deleteIfExists(dir.resolve(DeliveryMark.FILE));
+            Files.deleteIfExists(dir.resolve(LOCK_FILE));
+            releaseLock();
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            releaseLock();
+            LOG.warn("spool {}: could not remove its empty directory ({})", dir, e.toString());
         }
     }
 
@@ -746,6 +767,7 @@ public final class Spool implements WriteAheadLog {
         private final Path dir;
         private long maxBytes = DEFAULT_MAX_BYTES;
         private long segmentBytes = DEFAULT_SEGMENT_BYTES;
+        private boolean removeWhenEmpty;
 
         private Builder(Path dir) {
             this.dir = dir;
@@ -782,6 +804,27 @@ public final class Spool implements WriteAheadLog {
                         + segmentBytes);
             }
             this.segmentBytes = segmentBytes;
+            return this;
+        }
+
+        long maxBytes() {
+            return maxBytes;
+        }
+
+        long segmentBytes() {
+            return segmentBytes;
+        }
+
+        /**
+         * Removes the spool's directory at close when every write in it was delivered, as {@link
+         * SpoolDirectory} does for the spool of each agent; default false (the directory stays,
+         * empty but for the lock file and the delivery mark).
+         *
+         * @param remove whether to remove the directory
+         * @return this builder
+         */
+        Builder removeWhenEmpty(boolean remove) {
+            this.removeWhenEmpty = remove;
             return this;
         }
 
