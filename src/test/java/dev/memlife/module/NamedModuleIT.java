@@ -36,6 +36,7 @@ class NamedModuleIT {
             "dev.memlife.gateway",
             "dev.memlife.session",
             "dev.memlife.store",
+            "dev.memlife.spool",
             "dev.memlife.testing");
 
     private static Path jar;
