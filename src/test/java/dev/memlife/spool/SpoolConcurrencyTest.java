@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,6 +20,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -100,6 +103,64 @@ class SpoolConcurrencyTest {
         second.shutdownAll();
         assertThat(SpoolTest.segments(image)).isEmpty();
         held.open();
+        first.shutdownAll();
+    }
+
+    @Test
+    void theDeliveryMarkCoversExactlyTheWritesDeliveredWhileProducersRace() throws Exception {
+        Path dir = tmp.resolve("spool");
+        Spool spool = Spool.open(dir);
+        AtomicInteger seen = new AtomicInteger();
+        int deliverFirst = 3_000;
+        GatedProvider store = new GatedProvider("store", t -> seen.incrementAndGet() > deliverFirst);
+        MemoryManager first = MemoryManager.builder().name("first").queueCapacity(PRODUCERS * EACH).spool(spool)
+                .build();
+        first.addProvider(store);
+        Set<String> accepted = ConcurrentHashMap.newKeySet();
+        CountDownLatch go = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(PRODUCERS);
+        List<Future<?>> producers = new ArrayList<>();
+        for (int p = 0; p < PRODUCERS; p++) {
+            int producer = p;
+            producers.add(pool.submit(() -> {
+                go.await();
+                for (int i = 0; i < EACH / 2; i++) {
+                    String marker = producer + "-" + i;
+                    assertThat(first.syncAll(marker, "a", "s")).isTrue();
+                    accepted.add(marker);
+                }
+                return null;
+            }));
+        }
+        go.countDown();
+        for (Future<?> f : producers) {
+            f.get();
+        }
+        pool.shutdown();
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        assertThat(store.awaitHeld(WAIT)).isTrue(); // the first 3,000 in queue order delivered, the next held
+        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+        Set<String> delivered = store.turns().stream().map(Turn::userContent).collect(Collectors.toSet());
+        assertThat(delivered).hasSize(deliverFirst);
+
+        Path image = tmp.resolve("crash");
+        SpoolTest.crashImage(dir, image);
+        RecordingProvider after = new RecordingProvider("store");
+        MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).build();
+        second.addProvider(after);
+        second.replaySpool();
+        assertThat(second.flushPending(WAIT)).isTrue();
+        Set<String> replayed = after.turns().stream().map(Turn::userContent).collect(Collectors.toSet());
+        assertThat(after.turns()).hasSize(replayed.size());
+        Set<String> both = new HashSet<>(replayed);
+        both.retainAll(delivered);
+        assertThat(both).as("delivered before the crash and replayed after it").isEmpty();
+        Set<String> lost = new HashSet<>(accepted);
+        lost.removeAll(delivered);
+        lost.removeAll(replayed);
+        assertThat(lost).as("neither delivered nor replayed").isEmpty();
+        second.shutdownAll();
+        store.open();
         first.shutdownAll();
     }
 
