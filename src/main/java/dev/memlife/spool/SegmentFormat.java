@@ -136,6 +136,34 @@ final class SegmentFormat {
     }
 
     /**
+     * Whether {@code bytes} are a header cut short: a segment whose creation a crash interrupted
+     * before its header was on disk (the spool forces the header before any record goes in, so
+     * such a segment holds no write). Empty, or shorter than the header it announces, and what is
+     * there is the start of a header: the magic as far as it goes, or zeros (a file whose size
+     * reached the disk before its data).
+     */
+    static boolean isTornHeader(byte[] bytes) {
+        byte[] magic = ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).array();
+        boolean zeros = true;
+        for (byte b : bytes) {
+            zeros &= b == 0;
+        }
+        if (zeros) {
+            return bytes.length < HEADER_FIXED_BYTES + 0xFFFF;
+        }
+        for (int i = 0; i < Math.min(4, bytes.length); i++) {
+            if (bytes[i] != magic[i]) {
+                return false;
+            }
+        }
+        if (bytes.length < HEADER_FIXED_BYTES) {
+            return true;
+        }
+        int prefixLength = Short.toUnsignedInt(ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN).getShort(8));
+        return bytes.length < HEADER_FIXED_BYTES + prefixLength;
+    }
+
+    /**
      * Reads a whole segment.
      *
      * @param name the segment's name, for the errors

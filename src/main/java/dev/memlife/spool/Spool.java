@@ -166,7 +166,16 @@ public final class Spool implements WriteAheadLog {
         for (long number : segmentNumbers(dir)) {
             last = Math.max(last, number);
             Path file = segmentPath(dir, number);
-            Contents c = read(file);
+            byte[] content = Files.readAllBytes(file);
+            if (SegmentFormat.isTornHeader(content)) {
+                LOG.warn("spool {}: segment {} is {} bytes, a header a crash cut short (it holds no write); deleted",
+                        dir, file.getFileName(), content.length);
+                torn += content.length;
+                Files.delete(file);
+                deleted = true;
+                continue;
+            }
+            Contents c = SegmentFormat.read(file.toString(), content);
             torn += cutTornTail(file, c);
             reportCorruption(file, c.corrupt());
             long undelivered = c.entries().stream().filter(e -> end(number, e) > markAtOpen).count();

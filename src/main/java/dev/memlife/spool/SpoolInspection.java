@@ -127,8 +127,12 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         long size;
         Contents c;
         try {
-            size = Files.size(path);
-            c = Spool.read(path);
+            byte[] content = Files.readAllBytes(path);
+            size = content.length;
+            if (SegmentFormat.isTornHeader(content)) {
+                return new Segment(name, number, "", size, 0, 0, Optional.empty(), List.of(), size, Optional.empty());
+            }
+            c = SegmentFormat.read(path.toString(), content);
         } catch (IOException e) {
             throw new UncheckedIOException("could not read spool segment " + path, e);
         } catch (SegmentFormat.UnreadableSegmentException e) {

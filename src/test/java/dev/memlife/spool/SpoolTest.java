@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -258,6 +259,27 @@ class SpoolTest {
         // The refusal released the lock: the spool can be opened once the segment is dealt with.
         Files.delete(Spool.segmentPath(dir, 1));
         Spool.open(dir).close();
+    }
+
+    @Test
+    void aSegmentWhoseHeaderACrashCutShortIsDeletedNotRefused() throws Exception {
+        Path dir = tmp.resolve("a");
+        Files.createDirectories(dir);
+        byte[] header = SegmentFormat.header("p");
+        Files.write(Spool.segmentPath(dir, 1), Arrays.copyOf(header, 6)); // the crash came mid-header
+        Files.write(Spool.segmentPath(dir, 2), new byte[0]);                // or before it
+        Files.write(Spool.segmentPath(dir, 3), new byte[header.length]);    // or its size reached the disk, not its data
+        assertThat(SpoolInspection.of(dir).tornTailBytes()).isEqualTo(6 + header.length);
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager manager = MemoryManager.builder().spool(Spool.open(dir)).build();
+        manager.addProvider(store);
+        assertThat(manager.figures().spool().tornTailBytes()).isEqualTo(6 + header.length);
+        manager.syncAll("u", "a", "s");
+        manager.shutdownAll();
+        assertThat(store.turns()).hasSize(1);
+        assertThat(segments(dir)).isEmpty();
+        Files.writeString(Spool.segmentPath(dir, 7), "not a segment at all");
+        assertThatThrownBy(() -> Spool.open(dir)).hasMessageContaining("not a memlife spool segment");
     }
 
     @Test
