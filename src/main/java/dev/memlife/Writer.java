@@ -206,15 +206,42 @@ final class Writer {
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
         Turn turn = new Turn(idPrefix, 0, sessionId, user, assistant, messages, 0, route);
-        byte[] logged = log == null ? null : log.encode(turn);
+        return admit(turn, log == null ? null : log.encode(turn), timeoutNanos, true);
+    }
+
+    /**
+     * Queues a write replayed from the spool, with its original id and time, waiting for room as
+     * long as it takes; nothing is appended (the spool holds it already).
+     *
+     * @return true if queued; false once shutdown has begun (the write stays in the spool)
+     * @throws QueueFullException if the wait for room was interrupted
+     */
+    boolean enqueueReplayed(Turn given, long position, RegisteredProvider[] route) {
+        if (loop.thread() == null) {
+            startWriterOrReject();
+        }
+        return admit(given.replay(route, position), null, Long.MAX_VALUE, false);
+    }
+
+    /**
+     * Reserves the turn's place and links it, waiting at most {@code timeoutNanos} for room.
+     *
+     * @param logged the encoded write to append to the spool, or null (no spool, or a replayed write)
+     * @param countRejection whether a refusal because shutdown began counts as rejected (a new
+     *     write) or not (a replayed one, which stays in the spool)
+     * @return true if queued, false if refused because shutdown has begun
+     */
+    private boolean admit(Turn turn, byte[] logged, long timeoutNanos, boolean countRejection) {
         Deadline wait = null; // made when the queue is first found full: no ticker read while there is room
         while (true) {
-            long seq = logged == null ? reserveAndLink(turn) : reserveLogAndLink(turn, logged);
+            long seq = log == null ? reserveAndLink(turn) : reserveLogAndLink(turn, logged);
             if (seq > 0) {
                 return true;
             }
             if (seq == TurnQueue.REJECTED) {
-                rejected.incrementAndGet();
+                if (countRejection) {
+                    rejected.incrementAndGet();
+                }
                 return false;
             }
             if (wait == null) {
@@ -243,7 +270,8 @@ final class Writer {
      * {@link #reserveAndLink} with the spool: under its order lock the write is checked for room,
      * reserved, appended to the spool and linked, so the spool holds the writes in queue order and
      * one delivered position marks every write before it. A full or failed spool refuses the write
-     * before it is reserved: nothing is queued, and it is counted as rejected.
+     * before it is reserved: nothing is queued, and it is counted as rejected. A replayed write
+     * ({@code logged} null) is only reserved and linked, in the same order.
      */
     private long reserveLogAndLink(Turn turn, byte[] logged) {
         long seq;
@@ -251,18 +279,22 @@ final class Writer {
         Lock order = log.orderLock();
         order.lock();
         try {
-            try {
-                log.checkRoom(logged.length);
-            } catch (RuntimeException e) {
-                rejected.incrementAndGet();
-                throw e;
+            if (logged != null) {
+                try {
+                    log.checkRoom(logged.length);
+                } catch (RuntimeException e) {
+                    rejected.incrementAndGet();
+                    throw e;
+                }
             }
             seq = queue.reserve();
             if (seq <= 0) {
                 return seq;
             }
             turn.assignSeq(seq);
-            turn.logPosition = log.append(logged, seq);
+            if (logged != null) {
+                turn.logPosition = log.append(logged, seq);
+            }
             wake = queue.append(turn);
         } finally {
             order.unlock();
@@ -271,51 +303,6 @@ final class Writer {
             loop.wake();
         }
         return seq;
-    }
-
-    /**
-     * Queues a write replayed from the spool, with its original id and time, waiting for room as
-     * long as it takes; nothing is appended (the spool holds it already).
-     *
-     * @return true if queued; false once shutdown has begun (the write stays in the spool)
-     * @throws QueueFullException if the wait for room was interrupted
-     */
-    boolean enqueueReplayed(Turn given, long position, RegisteredProvider[] route) {
-        if (loop.thread() == null) {
-            startWriterOrReject();
-        }
-        Turn turn = given.replay(route, position);
-        Deadline wait = null;
-        while (true) {
-            long seq;
-            boolean wake = false;
-            Lock order = log.orderLock();
-            order.lock();
-            try {
-                seq = queue.reserve();
-                if (seq > 0) {
-                    turn.assignSeq(seq);
-                    wake = queue.append(turn);
-                }
-            } finally {
-                order.unlock();
-            }
-            if (seq > 0) {
-                if (wake) {
-                    loop.wake();
-                }
-                return true;
-            }
-            if (seq == TurnQueue.REJECTED) {
-                return false;
-            }
-            if (wait == null) {
-                wait = Deadline.afterNanos(ticker, Long.MAX_VALUE);
-            }
-            if (!awaitRoom(wait)) {
-                return false;
-            }
-        }
     }
 
     // ---- the spool -----------------------------------------------------------------------------
