@@ -83,7 +83,12 @@ public final class DrainReport {
         return failedWriteIds;
     }
 
-    /** {@return writes the drain deadline cut off before the writer started them} */
+    /**
+     * Writes the drain deadline cut off before the writer started them. With a spool, they stay
+     * in it and are replayed at the next start.
+     *
+     * @return how many
+     */
     public long abandoned() {
         return abandonedWriteIds.size();
     }
