@@ -183,4 +183,19 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
     public Optional<Instant> oldestPending() {
         return segments.stream().map(Segment::oldestPending).flatMap(Optional::stream).findFirst();
     }
+
+    /** {@return the number of the segment the delivery mark points into; 0 if there is no mark} */
+    public long deliveredSegment() {
+        return Spool.segment(deliveredMark);
+    }
+
+    /**
+     * The offset in {@link #deliveredSegment()} that the delivery mark points at: the end of the
+     * last record delivered there.
+     *
+     * @return the offset; 0 if there is no mark
+     */
+    public long deliveredOffset() {
+        return Spool.offset(deliveredMark);
+    }
 }
