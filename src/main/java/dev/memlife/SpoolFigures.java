@@ -19,12 +19,15 @@ import java.time.Duration;
  * @param corruptRecords damaged records found and skipped in the middle of a segment
  * @param tornTailBytes bytes of torn tails found and cut off
  * @param rejectedFull writes refused because the spool was full
+ * @param failedKept writes a provider failed, appended to the spool again so the next start
+ *     retries them (they are in the drain report's failed ids too)
  */
 public record SpoolFigures(long appended, long replayed, long backlog, Duration oldestUndeliveredAge, long bytes,
-        long segments, long groupCommits, long corruptRecords, long tornTailBytes, long rejectedFull) {
+        long segments, long groupCommits, long corruptRecords, long tornTailBytes, long rejectedFull,
+        long failedKept) {
 
     /** The figures of a manager without a spool. */
-    public static final SpoolFigures NONE = new SpoolFigures(0, 0, 0, Duration.ZERO, 0, 0, 0, 0, 0, 0);
+    public static final SpoolFigures NONE = new SpoolFigures(0, 0, 0, Duration.ZERO, 0, 0, 0, 0, 0, 0, 0);
 
     /**
      * Checks the components.
@@ -39,13 +42,14 @@ public record SpoolFigures(long appended, long replayed, long backlog, Duration 
      * @param corruptRecords damaged records found and skipped
      * @param tornTailBytes bytes of torn tails found and cut off
      * @param rejectedFull writes refused because the spool was full
+     * @param failedKept writes a provider failed, kept for the next start
      * @throws NullPointerException if {@code oldestUndeliveredAge} is null
      * @throws IllegalArgumentException if a count is negative
      */
     public SpoolFigures {
         requireNonNull(oldestUndeliveredAge, "oldestUndeliveredAge");
         long[] counts = {appended, replayed, backlog, bytes, segments, groupCommits, corruptRecords, tornTailBytes,
-            rejectedFull};
+            rejectedFull, failedKept};
         for (long c : counts) {
             if (c < 0) {
                 throw new IllegalArgumentException("spool figures cannot be negative: " + c);
@@ -61,7 +65,7 @@ public record SpoolFigures(long appended, long replayed, long backlog, Duration 
      */
     public SpoolFigures withOldestUndeliveredAge(Duration age) {
         return new SpoolFigures(appended, replayed, backlog, age, bytes, segments, groupCommits, corruptRecords,
-                tornTailBytes, rejectedFull);
+                tornTailBytes, rejectedFull, failedKept);
     }
 
     /**
@@ -77,6 +81,6 @@ public record SpoolFigures(long appended, long replayed, long backlog, Duration 
                         : other.oldestUndeliveredAge,
                 bytes + other.bytes, segments + other.segments, groupCommits + other.groupCommits,
                 corruptRecords + other.corruptRecords, tornTailBytes + other.tornTailBytes,
-                rejectedFull + other.rejectedFull);
+                rejectedFull + other.rejectedFull, failedKept + other.failedKept);
     }
 }

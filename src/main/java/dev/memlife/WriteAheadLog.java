@@ -20,7 +20,8 @@ import java.util.concurrent.locks.Lock;
  *       soon after each append: a caller that does not wait gets durability within one group
  *       commit);
  *   <li>{@link #delivered} on the writer thread each time it has finished writes: every write up
- *       to that position has been handed to every provider (delivered or failed);
+ *       to that position has been handed to every provider; a write a provider failed is first
+ *       {@linkplain #keepFailed kept again}, so the next start retries it;
  *   <li>{@link #replay} once, before the first new write, with the writes an earlier run left
  *       undelivered;
  *   <li>{@link #close} at the end of the manager's shutdown.
@@ -68,6 +69,15 @@ public interface WriteAheadLog {
      * @return the write's position: just past its record, increasing with every append
      */
     long append(byte[] encoded, long seq);
+
+    /**
+     * Keeps a write a provider failed, for the next start: appends it again, with its id and the
+     * time it was first accepted, before the writer marks it delivered. On the writer thread; a
+     * write that cannot be kept (the log is full or closed) is logged, never thrown.
+     *
+     * @param turn the failed write
+     */
+    void keepFailed(Turn turn);
 
     /** {@return the position of the last write appended, or of the last replayed; 0 if none} */
     long appended();

@@ -433,6 +433,11 @@ final class WriteLoop {
         }
         queue.markFinished(n);
         if (log != null) {
+            if (!ok) {
+                for (int i = from; i < to; i++) {
+                    log.keepFailed(batch.get(i)); // retried at the next start; kept before the mark passes it
+                }
+            }
             log.delivered(batch.get(to - 1).logPosition, n); // queue order is the spool's: a prefix is finished
         }
         writer.writesFinished();

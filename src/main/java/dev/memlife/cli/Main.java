@@ -319,20 +319,12 @@ public final class Main {
         return EXIT_PROBLEMS;
     }
 
-    /**
-     * Reads the spool; a segment deleted between the listing and the read (the running process
-     * delivered it) is read again, from a fresh listing.
-     */
+    /** Reads the spool; a segment the running process deletes meanwhile is left out. */
     private SpoolInspection readSpool(String command, Path dir) {
-        for (int attempt = 1;; attempt++) {
-            try {
-                return SpoolInspection.of(dir);
-            } catch (UncheckedIOException e) {
-                if (attempt < 5 && e.getCause() instanceof NoSuchFileException && Files.isDirectory(dir)) {
-                    continue; // a segment was deleted while we read: list again
-                }
-                throw new CannotRunException(command, "could not read spool " + dir + ": " + describe(e));
-            }
+        try {
+            return SpoolInspection.of(dir);
+        } catch (UncheckedIOException e) {
+            throw new CannotRunException(command, "could not read spool " + dir + ": " + describe(e));
         }
     }
 
@@ -361,6 +353,8 @@ public final class Main {
         out.printf(LABEL, "segments:", seen.segments().size());
         out.printf(LABEL, "records:", seen.records());
         out.printf(LABEL, "pending writes:", seen.pending() + (seen.pending() == 0 ? "" : " (replayed on the next start)"));
+        out.printf(LABEL, "failed writes kept:", seen.failedKept() + (seen.failedKept() == 0 ? ""
+                : " (a provider failed them; retried on the next start, counted in the pending writes)"));
         out.printf(LABEL, "oldest pending write:", seen.oldestPending().map(this::when).orElse("none"));
         out.printf(LABEL, "damaged stretches:", seen.damaged());
         out.printf(LABEL, "torn-tail bytes:", seen.tornTailBytes());
@@ -486,7 +480,7 @@ public final class Main {
         out.printf(LABEL, "already in the store:", into.alreadyStored()
                 + (into.alreadyStored() == 0 ? "" : " of them (skipped by write id)"));
         out.printf(LABEL, "failed:", report.failed() + (report.failed() == 0 ? ""
-                : " (the store refused them after its retries; the spool no longer holds them)"));
+                : " (the store refused them after its retries; the spool keeps them for the next replay)"));
         for (String reason : into.reasons()) {
             out.println("    because: " + reason);
         }

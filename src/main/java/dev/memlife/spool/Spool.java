@@ -79,6 +79,8 @@ public final class Spool implements WriteAheadLog {
     static final String LOCK_FILE = "spool.lock";
     /** A segment file's name ends so. */
     static final String SEGMENT_SUFFIX = ".seg";
+    /** A file of failed writes kept for the next start ends so. */
+    static final String FAILED_SUFFIX = ".failed";
     /** A position is {@code segment << OFFSET_BITS | offset}: increasing across segments. */
     static final int OFFSET_BITS = 40;
     private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
@@ -138,6 +140,15 @@ public final class Spool implements WriteAheadLog {
     private final AtomicLong replayed = new AtomicLong();
     private final AtomicLong corrupt = new AtomicLong();
     private final AtomicLong rejectedFull = new AtomicLong();
+    private final AtomicLong failedKept = new AtomicLong();
+    /** Guards {@link #failedFile}: this run's file of writes a provider failed, made at the first. */
+    private final Object failedLock = new Object();
+    private SegmentFile failedFile;
+    /** Failed writes earlier runs kept, carried into this run's segment at attach; then replayed. */
+    private final List<Turn> failedEarlier = new ArrayList<>();
+    private final List<Path> failedFiles = new ArrayList<>();
+    /** Where {@link #failedEarlier} went in this run's segment, in the same order. */
+    private final List<Long> carried = new ArrayList<>();
     private final long tornTailBytes;
 
     /** What the open found: the mark, the segments with writes to replay, and how many writes. */
@@ -191,6 +202,19 @@ public final class Spool implements WriteAheadLog {
         }
         if (deleted) {
             SegmentFile.forceDirectory(dir);
+        }
+        for (Path file : filesEndingWith(dir, FAILED_SUFFIX)) {
+            byte[] content = Files.readAllBytes(file);
+            failedFiles.add(file);
+            if (SegmentFormat.isTornHeader(content)) {
+                continue;
+            }
+            Contents c = SegmentFormat.read(file.toString(), content);
+            reportCorruption(file, c.corrupt());
+            for (SegmentFormat.Entry e : c.entries()) {
+                failedEarlier.add(SpoolRecord.decode("", e.payload()));
+            }
+            last = Math.max(last, number(file, FAILED_SUFFIX));
         }
         this.tornTailBytes = torn;
         this.toReplay = replay;
@@ -253,11 +277,41 @@ public final class Spool implements WriteAheadLog {
                 order.unlock();
             }
             this.threads = threads;
+            carryFailedEarlier();
         } catch (IOException e) {
             throw new UncheckedIOException("could not create a segment in spool " + dir, e);
         } finally {
             commitLock.unlock();
         }
+    }
+
+    /**
+     * Under the commit lock, at attach: appends the failed writes earlier runs kept to this run's
+     * segment (with their ids and times), forces them, and only then deletes their files; the
+     * replay hands them over after the earlier segments. A crash in between carries them twice,
+     * which the idempotent store keeps once.
+     */
+    private void carryFailedEarlier() throws IOException {
+        if (failedFiles.isEmpty()) {
+            return;
+        }
+        order.lock();
+        try {
+            for (Turn t : failedEarlier) {
+                carried.add(append(SpoolRecord.encodeKept(t), SpoolRecord.GIVEN_ID));
+            }
+        } finally {
+            order.unlock();
+        }
+        commitLocked(false);
+        if (failure != null) {
+            throw failure;
+        }
+        for (Path file : failedFiles) {
+            Files.deleteIfExists(file);
+        }
+        SegmentFile.forceDirectory(dir);
+        LOG.info("spool {}: {} writes a provider failed in an earlier run are queued again", dir, failedEarlier.size());
     }
 
     @Override
@@ -316,6 +370,34 @@ public final class Spool implements WriteAheadLog {
             wakeCommitter(); // the first write of a commit wakes the committer; the rest ride along
         }
         return position;
+    }
+
+    /**
+     * Keeps a write a provider failed in this run's file of failed writes ({@code <n>.failed}),
+     * forced before the writer marks the write delivered, so the mark may pass it in the segment.
+     * The next open carries the kept writes into its own segment, ahead of its new writes, and
+     * deletes the file: the next start retries them.
+     */
+    @Override
+    public void keepFailed(Turn turn) {
+        byte[] record = SegmentFormat.record(SpoolRecord.encodeKept(turn));
+        synchronized (failedLock) {
+            try {
+                if (closed || failedFile == null && bytes.get() + record.length > maxBytes) {
+                    throw new IOException(closed ? "the spool is closed" : "the spool is full");
+                }
+                if (failedFile == null) {
+                    failedFile = SegmentFile.create(nextSegment, failedPath(dir, nextSegment), SegmentFormat.header(""));
+                }
+                failedFile.write(record, 0, record.length);
+                failedFile.force();
+                bytes.addAndGet(record.length);
+                failedKept.incrementAndGet();
+            } catch (IOException e) {
+                LOG.error("spool {}: write {} failed at a provider and could not be kept for the next start ({}); it "
+                        + "is in the drain report's failed ids", dir, turn.writeId(), e.toString());
+            }
+        }
     }
 
     @Override
@@ -463,6 +545,9 @@ public final class Spool implements WriteAheadLog {
      * delivered. A disk failure is kept: later appends are refused, waiters get it.
      */
     private void commitLocked(boolean closing) {
+        // Read before the buffer is taken: a failed write kept again is appended before the writer
+        // marks it delivered, so a mark read now never passes a kept write this commit misses.
+        long delivered = deliveredPosition;
         if (failure == null) {
             byte[] out;
             int length;
@@ -505,7 +590,7 @@ public final class Spool implements WriteAheadLog {
                 }
             }
         }
-        writeMarkAndClean(closing);
+        writeMarkAndClean(delivered, closing);
     }
 
     /**
@@ -513,8 +598,7 @@ public final class Spool implements WriteAheadLog {
      * passed (a segment may be sealed after the mark passed its end: the writer can deliver a
      * write before its commit), and at close the last segment too once every write was delivered.
      */
-    private void writeMarkAndClean(boolean closing) {
-        long delivered = deliveredPosition;
+    private void writeMarkAndClean(long delivered, boolean closing) {
         try {
             if (delivered > markWritten) {
                 mark.write(delivered);
@@ -586,6 +670,13 @@ public final class Spool implements WriteAheadLog {
                 replayed.incrementAndGet();
             }
         }
+        for (int i = 0; i < carried.size(); i++) { // failed writes of earlier runs, after the earlier segments
+            if (!into.accept(failedEarlier.get(i), carried.get(i))) {
+                return n;
+            }
+            n++;
+            replayed.incrementAndGet();
+        }
         return n;
     }
 
@@ -602,7 +693,7 @@ public final class Spool implements WriteAheadLog {
         }
         long backlog = Math.max(0, pendingAtOpen + appended - deliveredCount);
         return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, bytes.get(), segmentCount,
-                commitCount(), corrupt.get(), tornTailBytes, rejectedFull.get());
+                commitCount(), corrupt.get(), tornTailBytes, rejectedFull.get(), failedKept.get());
     }
 
     private long commitCount() {
@@ -652,8 +743,13 @@ public final class Spool implements WriteAheadLog {
             if (current != null) {
                 current.close();
             }
+            synchronized (failedLock) {
+                if (failedFile != null) {
+                    failedFile.close();
+                }
+            }
             mark.close();
-            empty = current == null && sealed.isEmpty();
+            empty = current == null && sealed.isEmpty() && failedFile == null;
         } catch (IOException e) {
             throw new UncheckedIOException("could not close spool " + dir, e);
         } finally {
@@ -720,20 +816,39 @@ public final class Spool implements WriteAheadLog {
 
     /** The numbers of the segment files in {@code dir}, in order. */
     static List<Long> segmentNumbers(Path dir) {
-        List<Long> numbers = new ArrayList<>();
+        return filesEndingWith(dir, SEGMENT_SUFFIX).stream().map(f -> number(f, SEGMENT_SUFFIX)).toList();
+    }
+
+    static Path failedPath(Path dir, long number) {
+        return dir.resolve(String.format("%020d", number) + FAILED_SUFFIX);
+    }
+
+    /** The files in {@code dir} named {@code <number><suffix>}, by number; others are logged and ignored. */
+    static List<Path> filesEndingWith(Path dir, String suffix) {
+        List<Path> found = new ArrayList<>();
         try (var files = Files.list(dir)) {
-            files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(SEGMENT_SUFFIX)).forEach(n -> {
-                try {
-                    numbers.add(Long.parseLong(n.substring(0, n.length() - SEGMENT_SUFFIX.length())));
-                } catch (NumberFormatException e) {
-                    LOG.warn("spool {}: ignoring {}, which is not named like a segment", dir, n);
+            files.filter(p -> p.getFileName().toString().endsWith(suffix)).forEach(p -> {
+                if (number(p, suffix) >= 0) {
+                    found.add(p);
+                } else {
+                    LOG.warn("spool {}: ignoring {}, which is not named like a spool file", dir, p.getFileName());
                 }
             });
         } catch (IOException e) {
             throw new UncheckedIOException("could not list spool " + dir, e);
         }
-        numbers.sort(null);
-        return numbers;
+        found.sort((a, b) -> Long.compare(number(a, suffix), number(b, suffix)));
+        return found;
+    }
+
+    /** The number in a spool file's name; -1 if it has none. */
+    static long number(Path file, String suffix) {
+        String n = file.getFileName().toString();
+        try {
+            return Long.parseLong(n.substring(0, n.length() - suffix.length()));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     /**

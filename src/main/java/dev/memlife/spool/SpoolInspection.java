@@ -22,8 +22,9 @@ import java.util.Optional;
  * @param directory the spool's directory
  * @param deliveredMark the delivery mark: every write before this position was delivered; 0 if none
  * @param segments the segment files, in order
+ * @param failedKept writes a provider failed, kept in {@code .failed} files for the next start
  */
-public record SpoolInspection(Path directory, long deliveredMark, List<Segment> segments) {
+public record SpoolInspection(Path directory, long deliveredMark, List<Segment> segments, long failedKept) {
 
     /**
      * Checks the components.
@@ -31,6 +32,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
      * @param directory the spool's directory
      * @param deliveredMark the delivery mark
      * @param segments the segment files, in order
+     * @param failedKept writes a provider failed, kept for the next start
      * @throws NullPointerException if one is null
      */
     public SpoolInspection {
@@ -105,9 +107,24 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         long mark = readMark(dir);
         List<Segment> segments = new ArrayList<>();
         for (long number : Spool.segmentNumbers(dir)) {
-            segments.add(segment(dir, number, mark));
+            Segment segment = segment(dir, number, mark);
+            if (segment != null) {
+                segments.add(segment);
+            }
         }
-        return new SpoolInspection(dir, mark, segments);
+        long failed = 0;
+        for (Path file : Spool.filesEndingWith(dir, Spool.FAILED_SUFFIX)) {
+            try {
+                byte[] content = Files.readAllBytes(file);
+                failed += SegmentFormat.isTornHeader(content) ? 0
+                        : SegmentFormat.read(file.toString(), content).entries().size();
+            } catch (NoSuchFileException e) {
+                // carried into a segment and deleted by a starting manager while this looked
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not read spool file " + file, e);
+            }
+        }
+        return new SpoolInspection(dir, mark, segments, failed);
     }
 
     private static long readMark(Path dir) {
@@ -121,6 +138,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         }
     }
 
+    /** One segment; null if it vanished (a running spool deleted it) before it could be read. */
     private static Segment segment(Path dir, long number, long mark) {
         Path path = Spool.segmentPath(dir, number);
         String name = path.getFileName().toString();
@@ -133,6 +151,8 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
                 return new Segment(name, number, "", size, 0, 0, Optional.empty(), List.of(), size, Optional.empty());
             }
             c = SegmentFormat.read(path.toString(), content);
+        } catch (NoSuchFileException e) {
+            return null; // delivered and deleted by the running spool while this looked
         } catch (IOException e) {
             throw new UncheckedIOException("could not read spool segment " + path, e);
         } catch (SegmentFormat.UnreadableSegmentException e) {
@@ -154,9 +174,14 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
                 damage, c.tornTailBytes(), Optional.empty());
     }
 
-    /** {@return the writes after the delivery mark in every segment: what the next start replays} */
+    /**
+     * The writes the next start replays: those after the delivery mark in every segment, and the
+     * failed writes kept for it.
+     *
+     * @return how many
+     */
     public long pending() {
-        return segments.stream().mapToLong(Segment::pending).sum();
+        return segments.stream().mapToLong(Segment::pending).sum() + failedKept;
     }
 
     /** {@return the records that check, in every segment} */

@@ -14,30 +14,51 @@ import java.util.List;
  * longs and ints big-endian, each string its UTF-8 length and bytes, the messages a count and
  * each message's role and content. The write id is the segment's id prefix, {@code ':'} and the
  * sequence number, which is filled in last ({@link #putSeq}): a write's place in the queue is
- * known only under the spool's order lock, and everything else is encoded before it.
+ * known only under the spool's order lock, and everything else is encoded before it. A write
+ * kept again after a provider failed it ({@link #encodeKept}) may come from an earlier run, whose
+ * prefix is not the segment's: its sequence number is {@link #GIVEN_ID} and its whole id follows
+ * it as a string.
  */
 final class SpoolRecord {
 
     /** Where the sequence number sits in the payload. */
     static final int SEQ_OFFSET = 0;
+    /** The sequence number of a record whose whole write id follows it. */
+    static final long GIVEN_ID = -1;
 
     private SpoolRecord() {}
 
     /** Encodes a write, its sequence number left 0, its time now. */
     static byte[] encode(Turn turn) {
+        return encode(turn, null, System.currentTimeMillis());
+    }
+
+    /** Encodes a write to keep again, with its whole id and the time it was first accepted. */
+    static byte[] encodeKept(Turn turn) {
+        return encode(turn, utf8(turn.writeId()), turn.acceptedAt().toEpochMilli());
+    }
+
+    private static byte[] encode(Turn turn, byte[] givenId, long acceptedAtMillis) {
         byte[] session = utf8(turn.sessionId());
         byte[] user = utf8(turn.userContent());
         byte[] assistant = utf8(turn.assistantContent());
         List<Message> messages = turn.messages();
         byte[][] parts = new byte[messages.size() * 2][];
-        int size = 8 + 8 + 4 + session.length + 4 + user.length + 4 + assistant.length + 4;
+        int size = 8 + (givenId == null ? 0 : 4 + givenId.length) + 8 + 4 + session.length + 4 + user.length + 4
+                + assistant.length + 4;
         for (int i = 0; i < messages.size(); i++) {
             parts[2 * i] = utf8(messages.get(i).role());
             parts[2 * i + 1] = utf8(messages.get(i).content());
             size += 8 + parts[2 * i].length + parts[2 * i + 1].length;
         }
         ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.BIG_ENDIAN);
-        out.putLong(0).putLong(System.currentTimeMillis());
+        if (givenId == null) {
+            out.putLong(0);
+        } else {
+            out.putLong(GIVEN_ID);
+            putString(out, givenId);
+        }
+        out.putLong(acceptedAtMillis);
         putString(out, session);
         putString(out, user);
         putString(out, assistant);
@@ -67,6 +88,7 @@ final class SpoolRecord {
         try {
             ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.BIG_ENDIAN);
             long seq = in.getLong();
+            String writeId = seq == GIVEN_ID ? getString(in) : idPrefix + ':' + seq;
             Instant acceptedAt = Instant.ofEpochMilli(in.getLong());
             String session = getString(in);
             String user = getString(in);
@@ -82,7 +104,7 @@ final class SpoolRecord {
             if (in.hasRemaining()) {
                 throw new IllegalArgumentException(in.remaining() + " bytes after the last message");
             }
-            return Turn.of(idPrefix + ':' + seq, session, user, assistant, messages, acceptedAt);
+            return Turn.of(writeId, session, user, assistant, messages, acceptedAt);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("not a spooled write: " + e.getMessage(), e);
         }
@@ -90,7 +112,11 @@ final class SpoolRecord {
 
     /** {@return the time a payload was accepted, in epoch milliseconds} */
     static long acceptedAtMillis(byte[] payload) {
-        return ByteBuffer.wrap(payload).order(ByteOrder.BIG_ENDIAN).getLong(8);
+        ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.BIG_ENDIAN);
+        if (in.getLong() == GIVEN_ID) {
+            getString(in);
+        }
+        return in.getLong();
     }
 
     private static byte[] utf8(String s) {

@@ -395,7 +395,7 @@ class MainTest {
         String accounting = r.accounting();
         assertThat(value(accounting, "writes replayed")).isEqualTo("15");
         assertThat(value(accounting, "delivered")).isEqualTo("0");
-        assertThat(value(accounting, "failed")).startsWith("15 ").contains("the spool no longer holds them");
+        assertThat(value(accounting, "failed")).startsWith("15 ").contains("the spool keeps them for the next replay");
         assertThat(accounting).contains("    because: ").contains("refused by the test");
         List<String> listed = Arrays.stream(accounting.split("\n")).filter(l -> l.startsWith("      "))
                 .map(String::strip).toList();
@@ -403,8 +403,17 @@ class MainTest {
                 IntStream.range(DELIVERED, WRITES).mapToObj(this::id).toList());
         assertThat(r.out()).contains("result: 15 writes were not delivered");
         assertThat(storedTurns(db, "memlife_turns")).isEmpty();
-        // A write the store refused counts as handed over: the spool's delivery mark passes it.
-        assertThat(value(r.totals(), "pending writes")).isEqualTo("0");
+        // A write the store refused is kept for the next replay, which delivers it once the store takes it.
+        assertThat(value(r.totals(), "pending writes")).startsWith("15 ");
+        assertThat(value(r.totals(), "failed writes kept")).startsWith("15 ");
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db); Statement s = c.createStatement()) {
+            s.execute("DROP TRIGGER refuse");
+        }
+        Result again = run("spool", "replay", image.toString(), "--jdbc", "jdbc:sqlite:" + db);
+        assertThat(again.exit()).as(again.out() + again.err()).isEqualTo(Main.EXIT_OK);
+        assertThat(value(again.accounting(), "delivered")).isEqualTo("15");
+        assertThat(storedTurns(db, "memlife_turns")).hasSize(15);
+        assertThat(value(again.totals(), "pending writes")).isEqualTo("0");
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.memlife.Message;
 import dev.memlife.SpoolFigures;
 import dev.memlife.Turn;
 import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.RecordingProvider;
 import java.io.IOException;
@@ -280,6 +281,37 @@ class SpoolTest {
         assertThat(segments(dir)).isEmpty();
         Files.writeString(Spool.segmentPath(dir, 7), "not a segment at all");
         assertThatThrownBy(() -> Spool.open(dir)).hasMessageContaining("not a memlife spool segment");
+    }
+
+    @Test
+    void aWriteAProviderFailedIsKeptAndRetriedAtTheNextStartBeforeNewWrites() throws Exception {
+        Path dir = tmp.resolve("a");
+        FailingProvider store = FailingProvider.failingWrites("store", t -> t.userContent().startsWith("poison"));
+        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
+        first.addProvider(store);
+        first.syncAll("ok0", "a", "s");
+        first.syncAll("poison1", "a", "s");
+        first.syncAll("ok2", "a", "s");
+        DrainReport report = first.shutdownAll();
+        assertThat(report.failedWriteIds()).hasSize(1);
+        String failedId = report.failedWriteIds().get(0);
+        assertThat(first.figures().spool().failedKept()).isEqualTo(1);
+        SpoolInspection seen = SpoolInspection.of(dir);
+        assertThat(seen.failedKept()).isEqualTo(1);
+        assertThat(seen.pending()).isEqualTo(1);
+
+        RecordingProvider healed = new RecordingProvider("store");
+        MemoryManager second = MemoryManager.builder().spool(Spool.open(dir)).build();
+        second.addProvider(healed);
+        second.syncAll("new", "a", "s");
+        assertThat(second.flushPending(WAIT)).isTrue();
+        assertThat(users(healed.turns())).containsExactly("poison1", "new");
+        assertThat(healed.turns().get(0).writeId()).isEqualTo(failedId);
+        second.shutdownAll();
+        assertThat(SpoolInspection.of(dir).pending()).isZero();
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(Spool.FAILED_SUFFIX));
+        }
     }
 
     @Test
