@@ -536,16 +536,16 @@ class MainTest {
 
     @Test
     void durationsAreReadAsPeopleAndIsoWriteThem() {
-        assertThat(Main.parseDuration("500ms")).isEqualTo(Duration.ofMillis(500));
-        assertThat(Main.parseDuration("30s")).isEqualTo(Duration.ofSeconds(30));
-        assertThat(Main.parseDuration("5m")).isEqualTo(Duration.ofMinutes(5));
-        assertThat(Main.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
-        assertThat(Main.parseDuration("2d")).isEqualTo(Duration.ofDays(2));
-        assertThat(Main.parseDuration("0")).isEqualTo(Duration.ZERO);
-        assertThat(Main.parseDuration("PT1M30S")).isEqualTo(Duration.ofSeconds(90));
-        assertThat(Main.parseDuration("pt2s")).isEqualTo(Duration.ofSeconds(2));
+        assertThat(Arguments.parseDuration("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Arguments.parseDuration("30s")).isEqualTo(Duration.ofSeconds(30));
+        assertThat(Arguments.parseDuration("5m")).isEqualTo(Duration.ofMinutes(5));
+        assertThat(Arguments.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
+        assertThat(Arguments.parseDuration("2d")).isEqualTo(Duration.ofDays(2));
+        assertThat(Arguments.parseDuration("0")).isEqualTo(Duration.ZERO);
+        assertThat(Arguments.parseDuration("PT1M30S")).isEqualTo(Duration.ofSeconds(90));
+        assertThat(Arguments.parseDuration("pt2s")).isEqualTo(Duration.ofSeconds(2));
         for (String bad : List.of("30", "soon", "1.5s", "PT-1S", "", "99999999999999999999s")) {
-            assertThatThrownBy(() -> Main.parseDuration(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> Arguments.parseDuration(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
         }
         assertThat(Main.human(Duration.ofMillis(850))).isEqualTo("850 ms");
         assertThat(Main.human(Duration.ofSeconds(184))).isEqualTo("3 min 4 s");
