@@ -437,7 +437,9 @@ public final class Spool implements WriteAheadLog {
     /**
      * Under the commit lock: writes the delivery mark if it moved, then deletes the segments it has
      * passed (a segment may be sealed after the mark passed its end: the writer can deliver a
-     * write before its commit), and at close the last segment too once every write was delivered.
+     * write before its commit), and at close the last segment too once every write in it was
+     * delivered, or when it holds no write at all (a run that only replayed, or wrote nothing:
+     * the mark is then in an older segment, or at none).
      */
     private void writeMarkAndClean(boolean closing) {
         long delivered = deliveredPosition;
@@ -457,7 +459,9 @@ public final class Spool implements WriteAheadLog {
                 Files.deleteIfExists(segmentPath(dir, first));
                 deleted = true;
             }
-            if (closing && current != null && current.number == seg && current.size() == offset(markWritten)) {
+            boolean allDelivered = current != null && current.number == seg && current.size() == offset(markWritten);
+            boolean empty = current != null && current.size() == header.length && failure == null;
+            if (closing && (allDelivered || empty)) {
                 current.close();
                 Files.deleteIfExists(current.path);
                 bytes.addAndGet(-current.size());

@@ -246,6 +246,36 @@ class SpoolTest {
     }
 
     @Test
+    void aRunThatOnlyReplaysOrWritesNothingLeavesNoSegmentBehind() throws Exception {
+        Path dir = tmp.resolve("a");
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
+        first.addProvider(held);
+        for (int i = 0; i < 10; i++) {
+            first.syncAll("u" + i, "a", "s");
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        Path image = tmp.resolve("crash");
+        crashImage(dir, image);
+
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager replayOnly = MemoryManager.builder().spool(Spool.open(image)).build();
+        replayOnly.addProvider(store);
+        assertThat(replayOnly.replaySpool()).isEqualTo(10);
+        assertThat(replayOnly.shutdownAll().delivered()).isEqualTo(10);
+        assertThat(segments(image)).as("every replayed write delivered, none written: no segment left").isEmpty();
+
+        MemoryManager idle = MemoryManager.builder().spool(Spool.open(image)).build();
+        idle.addProvider(store);
+        assertThat(idle.replaySpool()).isZero();
+        idle.shutdownAll();
+        assertThat(segments(image)).as("a run that wrote nothing leaves no segment").isEmpty();
+        assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 10).mapToObj(i -> "u" + i).toList());
+        held.open();
+        first.shutdownAll();
+    }
+
+    @Test
     void aSpoolOfANewerFormatIsRefusedByName() throws Exception {
         Path dir = tmp.resolve("a");
         Files.createDirectories(dir);
