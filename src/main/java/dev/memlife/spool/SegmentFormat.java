@@ -189,6 +189,25 @@ final class SegmentFormat {
         return new Contents(idPrefix, headerLength, entries, corrupt, validEnd, bytes.length - validEnd);
     }
 
+    /**
+     * Whether {@code bytes} are a segment header cut short: fewer bytes than a whole header, and
+     * those the start of one (its magic, as far as they go; none at all counts). A crash between
+     * a segment's creation and its header reaching the file leaves this, and nothing else can
+     * follow it: records are appended only after the header is written and forced.
+     */
+    static boolean isHeaderCutShort(byte[] bytes) {
+        if (bytes.length >= HEADER_FIXED_BYTES
+                && bytes.length >= HEADER_FIXED_BYTES + Short.toUnsignedInt(ByteBuffer.wrap(bytes).getShort(8))) {
+            return false; // the whole header is there
+        }
+        for (int i = 0; i < Math.min(4, bytes.length); i++) {
+            if (bytes[i] != (byte) (MAGIC >>> (24 - 8 * i))) {
+                return false; // not a memlife segment: read() refuses it by name
+            }
+        }
+        return true;
+    }
+
     /** The payload size of a record that checks at {@code at}; -1 if none does. */
     private static int checkedSize(byte[] bytes, ByteBuffer in, int at) {
         if (bytes.length - at < RECORD_OVERHEAD) {

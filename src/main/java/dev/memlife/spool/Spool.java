@@ -63,7 +63,8 @@ import org.slf4j.LoggerFactory;
  *
  * After a crash, a segment may end in a torn record (a write the crash cut short, never confirmed
  * durable): the next open reports it and cuts it off. A record damaged in the middle is reported
- * with its offset and skipped; the records around it are kept.
+ * with its offset and skipped; the records around it are kept. A newest segment whose header a
+ * crash cut short (its creation interrupted: no write can be in it) is reported and deleted.
  *
  * <p>Thread-safe. Closed by the manager's shutdown.
  */
@@ -154,10 +155,19 @@ public final class Spool implements WriteAheadLog {
         long last = segment(markAtOpen);
         List<Long> replay = new ArrayList<>();
         boolean deleted = false;
-        for (long number : segmentNumbers(dir)) {
+        List<Long> numbers = segmentNumbers(dir);
+        for (long number : numbers) {
             last = Math.max(last, number);
             Path file = segmentPath(dir, number);
-            Contents c = read(file);
+            byte[] content = readBytes(file);
+            if (number == numbers.get(numbers.size() - 1) && SegmentFormat.isHeaderCutShort(content)) {
+                LOG.warn("spool {}: segment {} is {} bytes long, its header cut short: a crash interrupted its "
+                        + "creation, before any write went into it; deleted", dir, file.getFileName(), content.length);
+                Files.delete(file);
+                deleted = true;
+                continue;
+            }
+            Contents c = SegmentFormat.read(file.toString(), content);
             torn += cutTornTail(file, c);
             reportCorruption(file, c.corrupt());
             long undelivered = c.entries().stream().filter(e -> end(number, e) > markAtOpen).count();
@@ -651,8 +661,12 @@ public final class Spool implements WriteAheadLog {
      * @throws IllegalStateException if it is not a segment or a newer format wrote it
      */
     static Contents read(Path file) {
+        return SegmentFormat.read(file.toString(), readBytes(file));
+    }
+
+    private static byte[] readBytes(Path file) {
         try {
-            return SegmentFormat.read(file.toString(), Files.readAllBytes(file));
+            return Files.readAllBytes(file);
         } catch (IOException e) {
             throw new UncheckedIOException("could not read spool segment " + file, e);
         }
@@ -728,7 +742,7 @@ public final class Spool implements WriteAheadLog {
          * Opens the spool: creates the directory if needed, takes its lock, reads its delivery mark
          * and checks every segment. A torn tail is reported and cut off; a damaged record in the
          * middle is reported with its offset (and skipped by the replay); segments whose writes
-         * were all delivered are deleted.
+         * were all delivered are deleted, and so is a newest segment whose header a crash cut short.
          *
          * @return the spool
          * @throws IllegalStateException if another manager or process holds the spool, or a
