@@ -18,6 +18,12 @@ import java.util.List;
  * write's user content is its marker, {@code <run>-<n>}, unique across the test. In {@code
  * replay} mode it only replays, then shuts down cleanly and exits 0.
  *
+ * <p>The store lags behind the spool, as a remote database does behind a local disk: the queue
+ * holds {@value #QUEUE} writes and the writer hands the store {@value #BATCH} at a time (one
+ * SQLite transaction each), while the spool confirms {@value #GROUP} writes per force. So the
+ * writer fills the queue and waits for room, and at a kill up to {@value #QUEUE} writes confirmed
+ * durable are not in the store yet: only the spool's replay can bring them there.
+ *
  * <p>Usage: {@code SpoolCrashChildMain write|replay <spool dir> <sqlite file> <run>}. Prints
  * {@code STARTING}, then {@code READY replayed=.. tornTailBytes=.. corruptRecords=..} once the
  * replay is queued, and in {@code replay} mode {@code DRAINED ...} after the shutdown.
@@ -26,6 +32,10 @@ public final class SpoolCrashChildMain {
 
     /** Writes per durability wait. */
     static final int GROUP = 64;
+    /** The manager's queue: what the store may lag behind the spool. */
+    static final int QUEUE = 1_000;
+    /** Writes per store transaction. */
+    static final int BATCH = 8;
     private static final Duration DURABLE_WAIT = Duration.ofSeconds(20);
 
     private SpoolCrashChildMain() {}
@@ -41,6 +51,7 @@ public final class SpoolCrashChildMain {
         Spool spool = Spool.open(spoolDir);
         JdbcMemoryProvider store = JdbcMemoryProvider.sqlite(db);
         MemoryManager manager = MemoryManager.builder().name("crash-" + run).spool(spool)
+                .queueCapacity(QUEUE).maxBatchSize(BATCH)
                 .enqueueTimeout(DURABLE_WAIT).drainTimeout(Duration.ofSeconds(30)).build();
         manager.addProvider(store);
         long replayed = manager.replaySpool();

@@ -47,6 +47,11 @@ final class StoredMarkers {
         return writeIds.size();
     }
 
+    /** {@return how many of {@code markers} are not stored} */
+    long missing(Collection<String> markers) {
+        return markers.stream().filter(m -> !idsByMarker.containsKey(m)).count();
+    }
+
     /**
      * Checks that every confirmed write is stored exactly once, that no write (confirmed or not)
      * is stored twice under different ids, that write ids are unique, and that every row holds a
@@ -63,8 +68,7 @@ final class StoredMarkers {
                 lost.add(marker + " (" + whose.apply(marker) + ")");
             }
         }
-        assertThat(lost).as("writes confirmed durable but missing from the store (%d of %d confirmed)", lost.size(),
-                confirmed.size()).isEmpty();
+        assertNone("writes confirmed durable (of " + confirmed.size() + ") but missing from the store", lost);
 
         Map<String, List<String>> doubled = new TreeMap<>();
         idsByMarker.forEach((marker, ids) -> {
@@ -72,15 +76,24 @@ final class StoredMarkers {
                 doubled.put(marker + " (" + whose.apply(marker) + ")", ids);
             }
         });
-        assertThat(doubled).as("writes stored more than once, with the write ids of their rows").isEmpty();
+        assertNone("writes stored more than once, with the write ids of their rows",
+                doubled.entrySet().stream().map(e -> e.getKey() + " as " + e.getValue()).toList());
 
         Map<String, Integer> idCounts = new TreeMap<>();
         writeIds.forEach(id -> idCounts.merge(id, 1, Integer::sum));
         idCounts.values().removeIf(n -> n == 1);
-        assertThat(idCounts).as("write ids stored more than once, with their counts").isEmpty();
+        assertNone("write ids stored more than once, with their counts",
+                idCounts.entrySet().stream().map(e -> e.getKey() + " x" + e.getValue()).toList());
 
         List<String> foreign = idsByMarker.keySet().stream().filter(m -> !markerForm.matcher(m).matches()).sorted()
                 .toList();
-        assertThat(foreign).as("stored user contents no child wrote (half-read records?)").isEmpty();
+        assertNone("stored user contents no child wrote (half-read records?)", foreign);
+    }
+
+    /** Fails if {@code found} is not empty, naming how many and the first of them. */
+    private static void assertNone(String what, List<String> found) {
+        int shown = Math.min(found.size(), 20);
+        assertThat(found).withFailMessage("%s: %d, the first %d: %s", what, found.size(), shown,
+                found.subList(0, shown)).isEmpty();
     }
 }
