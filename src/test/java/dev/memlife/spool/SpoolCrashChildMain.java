@@ -24,7 +24,10 @@ import java.util.List;
  * writer fills the queue and waits for room, and at a kill up to {@value #QUEUE} writes confirmed
  * durable are not in the store yet: only the spool's replay can bring them there.
  *
- * <p>Usage: {@code SpoolCrashChildMain write|replay <spool dir> <sqlite file> <run>}. Prints
+ * <p>Usage: {@code SpoolCrashChildMain write|replay <spool dir> <sqlite file> <run> [<segment
+ * bytes>]}: without segment bytes the spool is {@code Spool.open(dir)}'s, with its 64 MiB
+ * segments; with them it rolls to a new segment that often, so kills land around rolls and
+ * replays span segments. Prints
  * {@code STARTING}, then {@code READY replayed=.. tornTailBytes=.. corruptRecords=..} once the
  * replay is queued, and in {@code replay} mode {@code DRAINED ...} after the shutdown.
  */
@@ -48,7 +51,8 @@ public final class SpoolCrashChildMain {
         String run = args[3];
         ChildOutput.say("STARTING " + run);
 
-        Spool spool = Spool.open(spoolDir);
+        Spool spool = args.length > 4 ? Spool.builder(spoolDir).segmentBytes(Long.parseLong(args[4])).open()
+                : Spool.open(spoolDir);
         JdbcMemoryProvider store = JdbcMemoryProvider.sqlite(db);
         MemoryManager manager = MemoryManager.builder().name("crash-" + run).spool(spool)
                 .queueCapacity(QUEUE).maxBatchSize(BATCH)

@@ -51,6 +51,8 @@ class SpoolCrashProcessTest {
     private static final int TORN_TAIL_ROUNDS = 3;
     /** The most confirmations a kill waits for: a few seconds of writing at most. */
     private static final int MAX_CONFIRMATIONS = 4_000;
+    /** The small segments of half the runs: about 230 writes each. */
+    private static final long SMALL_SEGMENT = 16 * 1024;
     /** Bounds each wait for a child: start, confirmations, exit. */
     private static final Duration WAIT = Duration.ofSeconds(30);
     /** A marker as the child writes it: {@code <run>-<n>}. */
@@ -66,30 +68,41 @@ class SpoolCrashProcessTest {
     /** Every write confirmed durable, by marker, with where it was confirmed (for the messages). */
     private final Map<String, String> confirmed = new LinkedHashMap<>();
 
-    /** Where a kill lands: as the child starts, once its replay is queued, or after confirmations. */
-    private record KillPoint(String name, String line, int confirmations) {
-        static KillPoint atStart() {
-            return new KillPoint("at STARTING", "STARTING", 0);
-        }
-
-        static KillPoint atReady() {
-            return new KillPoint("at READY", "READY", 0);
-        }
-
-        static KillPoint after(int confirmations) {
-            return new KillPoint("after " + confirmations + " confirmations", "READY", confirmations);
-        }
+    /**
+     * One run's kill point: as the child starts ({@code STARTING}, before it opened anything), or
+     * once it has confirmed {@code confirmations} writes after its replay (0: at {@code READY},
+     * right after it). And the spool's segment size for the run: 0 for {@code Spool.open}'s 64
+     * MiB, else {@link #SMALL_SEGMENT}, so the run rolls segments and the kill may land around a
+     * roll, and the next replay spans segments.
+     */
+    private record KillPoint(boolean atStart, int confirmations, long segmentBytes) {
 
         /** Mostly after 1..{@link #MAX_CONFIRMATIONS} confirmations, log-uniform; sometimes very early. */
         static KillPoint random(Random rnd) {
+            long segmentBytes = rnd.nextBoolean() ? SMALL_SEGMENT : 0;
             int kind = rnd.nextInt(10);
             if (kind == 0) {
-                return atStart();
+                return new KillPoint(true, 0, segmentBytes);
             }
             if (kind == 1) {
-                return atReady();
+                return new KillPoint(false, 0, segmentBytes);
             }
-            return after((int) Math.round(Math.exp(rnd.nextDouble() * Math.log(MAX_CONFIRMATIONS))));
+            int confirmations = (int) Math.round(Math.exp(rnd.nextDouble() * Math.log(MAX_CONFIRMATIONS)));
+            return new KillPoint(false, confirmations, segmentBytes);
+        }
+
+        KillPoint movedToStart() {
+            return new KillPoint(true, 0, segmentBytes);
+        }
+
+        KillPoint movedToReady() {
+            return new KillPoint(false, 0, segmentBytes);
+        }
+
+        String name() {
+            String when = atStart ? "at STARTING" : confirmations == 0 ? "at READY"
+                    : "after " + confirmations + " confirmations";
+            return when + (segmentBytes == 0 ? "" : " (" + segmentBytes / 1024 + " KiB segments)");
         }
     }
 
@@ -116,8 +129,10 @@ class SpoolCrashProcessTest {
             points.add(KillPoint.random(rnd));
         }
         // Whatever the draw, one kill as the child starts and one right after its replay.
-        points.set(rnd.nextInt(KILLS / 2), KillPoint.atStart());
-        points.set(KILLS / 2 + rnd.nextInt(KILLS / 2), KillPoint.atReady());
+        int start = rnd.nextInt(KILLS / 2);
+        points.set(start, points.get(start).movedToStart());
+        int ready = KILLS / 2 + rnd.nextInt(KILLS / 2);
+        points.set(ready, points.get(ready).movedToReady());
 
         List<Run> runs = new ArrayList<>();
         long started = System.nanoTime();
@@ -186,11 +201,19 @@ class SpoolCrashProcessTest {
                 db.toString(), tag);
     }
 
+    private ChildJvm startChild(String mode, String tag, long segmentBytes) throws IOException {
+        if (segmentBytes == 0) {
+            return startChild(mode, tag);
+        }
+        return ChildJvm.start(tag, tmp.resolve("stderr"), SpoolCrashChildMain.class, mode, spoolDir.toString(),
+                db.toString(), tag, Long.toString(segmentBytes));
+    }
+
     /** One run: start the child, let it replay and write, SIGKILL it at {@code kill}. */
     private Run writeAndKill(String tag, KillPoint kill) throws Exception {
-        try (ChildJvm child = startChild("write", tag)) {
+        try (ChildJvm child = startChild("write", tag, kill.segmentBytes())) {
             long replayed = -1; // killed before it said
-            if (kill.line().equals("STARTING")) {
+            if (kill.atStart()) {
                 child.awaitLine("STARTING", WAIT);
             } else {
                 replayed = Long.parseLong(ready(child).group(1));
