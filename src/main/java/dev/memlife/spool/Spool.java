@@ -63,7 +63,8 @@ import org.slf4j.LoggerFactory;
  *
  * After a crash, a segment may end in a torn record (a write the crash cut short, never confirmed
  * durable): the next open reports it and cuts it off. A record damaged in the middle is reported
- * with its offset and skipped; the records around it are kept.
+ * with its offset and skipped; the records around it are kept. A newest segment whose header a
+ * crash cut short (its creation interrupted: no write can be in it) is reported and deleted.
  *
  * <p>Thread-safe. Closed by the manager's shutdown.
  */
@@ -174,7 +175,8 @@ public final class Spool implements WriteAheadLog {
         long last = segment(markAtOpen);
         List<Long> replay = new ArrayList<>();
         boolean deleted = false;
-        for (long number : segmentNumbers(dir)) {
+        List<Long> numbers = segmentNumbers(dir);
+        for (long number : numbers) {
             last = Math.max(last, number);
             Path file = segmentPath(dir, number);
             byte[] content = Files.readAllBytes(file);
@@ -596,7 +598,9 @@ public final class Spool implements WriteAheadLog {
     /**
      * Under the commit lock: writes the delivery mark if it moved, then deletes the segments it has
      * passed (a segment may be sealed after the mark passed its end: the writer can deliver a
-     * write before its commit), and at close the last segment too once every write was delivered.
+     * write before its commit), and at close the last segment too once every write in it was
+     * delivered, or when it holds no write at all (a run that only replayed, or wrote nothing:
+     * the mark is then in an older segment, or at none).
      */
     private void writeMarkAndClean(long delivered, boolean closing) {
         try {
@@ -857,8 +861,12 @@ public final class Spool implements WriteAheadLog {
      * @throws IllegalStateException if it is not a segment or a newer format wrote it
      */
     static Contents read(Path file) {
+        return SegmentFormat.read(file.toString(), readBytes(file));
+    }
+
+    private static byte[] readBytes(Path file) {
         try {
-            return SegmentFormat.read(file.toString(), Files.readAllBytes(file));
+            return Files.readAllBytes(file);
         } catch (IOException e) {
             throw new UncheckedIOException("could not read spool segment " + file, e);
         }
@@ -956,7 +964,7 @@ public final class Spool implements WriteAheadLog {
          * Opens the spool: creates the directory if needed, takes its lock, reads its delivery mark
          * and checks every segment. A torn tail is reported and cut off; a damaged record in the
          * middle is reported with its offset (and skipped by the replay); segments whose writes
-         * were all delivered are deleted.
+         * were all delivered are deleted, and so is a newest segment whose header a crash cut short.
          *
          * @return the spool
          * @throws IllegalStateException if another manager or process holds the spool, or a

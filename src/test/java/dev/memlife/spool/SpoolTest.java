@@ -248,6 +248,80 @@ class SpoolTest {
     }
 
     @Test
+    void aRunThatOnlyReplaysOrWritesNothingLeavesNoSegmentBehind() throws Exception {
+        Path dir = tmp.resolve("a");
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
+        first.addProvider(held);
+        for (int i = 0; i < 10; i++) {
+            first.syncAll("u" + i, "a", "s");
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        Path image = tmp.resolve("crash");
+        crashImage(dir, image);
+
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager replayOnly = MemoryManager.builder().spool(Spool.open(image)).build();
+        replayOnly.addProvider(store);
+        assertThat(replayOnly.replaySpool()).isEqualTo(10);
+        assertThat(replayOnly.shutdownAll().delivered()).isEqualTo(10);
+        assertThat(segments(image)).as("every replayed write delivered, none written: no segment left").isEmpty();
+
+        MemoryManager idle = MemoryManager.builder().spool(Spool.open(image)).build();
+        idle.addProvider(store);
+        assertThat(idle.replaySpool()).isZero();
+        idle.shutdownAll();
+        assertThat(segments(image)).as("a run that wrote nothing leaves no segment").isEmpty();
+        assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 10).mapToObj(i -> "u" + i).toList());
+        held.open();
+        first.shutdownAll();
+    }
+
+    /**
+     * A kill between a segment's creation and its header's write (or power loss before the header
+     * reached the disk) leaves a segment empty or with part of its header: no write can be in it.
+     * The next open must delete it, not refuse the spool forever.
+     */
+    @Test
+    void aNewestSegmentWhoseHeaderACrashCutShortIsDeletedAndTheRestReplayed() throws Exception {
+        Path dir = tmp.resolve("a");
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
+        first.addProvider(held);
+        for (int i = 0; i < 10; i++) {
+            first.syncAll("u" + i, "a", "s");
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        byte[] header = SegmentFormat.header("0f3c-prefix");
+        for (int cut : new int[] {0, 3, SegmentFormat.HEADER_FIXED_BYTES, header.length - 1}) {
+            Path image = tmp.resolve("crash-" + cut);
+            crashImage(dir, image);
+            Path interrupted = Spool.segmentPath(image, 2);
+            Files.write(interrupted, java.util.Arrays.copyOf(header, cut));
+
+            RecordingProvider store = new RecordingProvider("store");
+            MemoryManager second = MemoryManager.builder().spool(Spool.open(image)).build();
+            second.addProvider(store);
+            assertThat(interrupted).as("a header cut at %d bytes", cut).doesNotExist();
+            assertThat(second.replaySpool()).isEqualTo(10);
+            second.syncAll("new", "a", "s");
+            assertThat(second.flushPending(WAIT)).isTrue();
+            assertThat(users(store.turns())).endsWith("u9", "new").hasSize(11);
+            second.shutdownAll();
+            assertThat(segments(image)).isEmpty();
+        }
+
+        // Not a header's start: not an interrupted creation, refused as before.
+        Path foreign = tmp.resolve("foreign");
+        crashImage(dir, foreign);
+        Files.write(Spool.segmentPath(foreign, 2), new byte[] {'M', 'L', 'x'});
+        assertThatThrownBy(() -> Spool.open(foreign)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("00000000000000000002.seg");
+        held.open();
+        first.shutdownAll();
+    }
+
+    @Test
     void aSpoolOfANewerFormatIsRefusedByName() throws Exception {
         Path dir = tmp.resolve("a");
         Files.createDirectories(dir);

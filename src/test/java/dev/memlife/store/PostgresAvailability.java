@@ -9,17 +9,18 @@ import java.sql.SQLException;
  * MEMLIFE_PG_URL} (and {@code MEMLIFE_PG_USER}, {@code MEMLIFE_PG_PASSWORD}) and a reachable
  * server. Without them the tests are skipped, unless {@code MEMLIFE_REQUIRE_PG=1}, which makes a
  * missing or unreachable server fail them. {@code bash .ci/run} starts a server and sets all four.
+ * Public for the PostgreSQL tests of other packages (the spool's replica crash test).
  */
-final class PostgresAvailability {
+public final class PostgresAvailability {
 
-    static final String HOW_TO_RUN = "set MEMLIFE_PG_URL (e.g. jdbc:postgresql://127.0.0.1:5432/memlife), "
+    public static final String HOW_TO_RUN = "set MEMLIFE_PG_URL (e.g. jdbc:postgresql://127.0.0.1:5432/memlife), "
             + "MEMLIFE_PG_USER and MEMLIFE_PG_PASSWORD to run them, or run 'bash .ci/run', which starts a "
             + "PostgreSQL server and sets them (MEMLIFE_REQUIRE_PG=1 makes a missing server fail them)";
 
-    static final String URL = System.getenv("MEMLIFE_PG_URL");
-    static final String USER = System.getenv().getOrDefault("MEMLIFE_PG_USER", "");
-    static final String PASSWORD = System.getenv().getOrDefault("MEMLIFE_PG_PASSWORD", "");
-    static final boolean REQUIRED = "1".equals(System.getenv("MEMLIFE_REQUIRE_PG"));
+    public static final String URL = System.getenv("MEMLIFE_PG_URL");
+    public static final String USER = System.getenv().getOrDefault("MEMLIFE_PG_USER", "");
+    public static final String PASSWORD = System.getenv().getOrDefault("MEMLIFE_PG_PASSWORD", "");
+    public static final boolean REQUIRED = "1".equals(System.getenv("MEMLIFE_REQUIRE_PG"));
 
     /** Why the tests cannot run here; null when PostgreSQL is reachable. */
     private static final String UNAVAILABLE = probe();
@@ -29,12 +30,12 @@ final class PostgresAvailability {
     private PostgresAvailability() {}
 
     /** Why PostgreSQL tests cannot run here, or null if they can. */
-    static String unavailable() {
+    public static String unavailable() {
         return UNAVAILABLE;
     }
 
     /** The message a test fails with when PostgreSQL is required but unavailable. */
-    static String requiredButUnavailable() {
+    public static String requiredButUnavailable() {
         return "MEMLIFE_REQUIRE_PG=1 but " + UNAVAILABLE + "; " + HOW_TO_RUN;
     }
 
@@ -42,7 +43,7 @@ final class PostgresAvailability {
      * The reason a test is skipped; says once on the console why and how to run them (the console
      * shows skip counts only).
      */
-    static synchronized String skipReason() {
+    public static synchronized String skipReason() {
         if (!toldWhySkipped) {
             toldWhySkipped = true;
             System.out.println("PostgreSQL tests skipped: " + UNAVAILABLE + "; " + HOW_TO_RUN);
@@ -50,7 +51,7 @@ final class PostgresAvailability {
         return "PostgreSQL test skipped: " + UNAVAILABLE + "; " + HOW_TO_RUN;
     }
 
-    static Connection connect() throws SQLException {
+    public static Connection connect() throws SQLException {
         return DriverManager.getConnection(URL, USER, PASSWORD);
     }
 
