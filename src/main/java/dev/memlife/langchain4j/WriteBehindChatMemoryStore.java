@@ -68,11 +68,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Threads.</b> Thread-safe. The writer is a daemon thread named {@code
  * memlife-chat-writer-<name>}, started by the first update and ended after it has been idle for
- * {@link Builder#writerKeepAlive} (1 s by default), so an idle store holds no thread. It calls the
- * store one call at a time, so the store behind needs no locking of its own for writes; {@link
- * #getMessages} of a memory id with nothing waiting calls the store on the caller's thread. A store
- * that hangs holds the writer, and the updates of other memory ids wait behind it. The store
- * behind is the application's: this one never closes it.
+ * {@link Builder#writerKeepAlive} (1 s by default), so an idle store holds no thread. It writes to
+ * the store one call at a time. {@link #getMessages} of a memory id with nothing waiting reads the
+ * store on the caller's thread, possibly while the writer writes another memory id, so the store
+ * behind must allow that, as LangChain4j's stores do. A store that hangs holds the writer, and the
+ * updates of other memory ids wait behind it. The store behind is the application's: this one
+ * never closes it.
  */
 public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCloseable {
 
@@ -184,7 +185,8 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
      * list if a delete waits), else what the store behind returns, read on the caller's thread.
      *
      * @param memoryId the conversation's id
-     * @return the messages, a list the caller may change; never null
+     * @return the messages: a copy of the waiting state, which the caller may change, or the
+     *     store's own list as it returns it (an empty list for null)
      * @throws NullPointerException if {@code memoryId} is null
      */
     @Override

@@ -120,8 +120,8 @@ class WriteBehindConcurrencyTest {
                         int roll = random.nextInt(20);
                         if (roll < 2) { // a shared conversation, written whole
                             Object id = "shared-" + random.nextInt(SHARED);
-                            List<ChatMessage> state = List.of(UserMessage.from(thread + "#" + numbers.incrementAndGet()));
-                            synchronized (sharedOrder) {
+                            synchronized (sharedOrder) { // numbered in the order handed over
+                                List<ChatMessage> state = List.of(UserMessage.from(thread + "#" + numbers.incrementAndGet()));
                                 store.updateMessages(id, state);
                                 lastShared.put(id, state);
                             }
