@@ -381,8 +381,8 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
      * written), and a write it is in the middle of goes on, detached; how it ended is logged. The
      * call that ends an incomplete shutdown logs its report. Calls after the first wait for the same
      * drain within their own budget, the earliest deadline holds, and a call after the end reports
-     * at once. {@link #getMessages} goes on
-     * working. The store behind is not closed: it is the application's.
+     * at once. {@link #getMessages} goes on working. The store behind is not closed: it is the
+     * application's.
      *
      * @param budget the longest the call takes; zero or more
      * @return what became of every memory id that was waiting
