@@ -7,15 +7,31 @@
  * and routes every session ending through one cleanup; {@link dev.memlife.session} commits
  * sessions in the background and drains everything at JVM shutdown; {@link dev.memlife.store} is a
  * JDBC provider for SQLite and PostgreSQL; {@link dev.memlife.spool} is the durable write-ahead
- * spool that makes accepted writes survive a crash; {@link dev.memlife.testing} is the test kit for
- * users' own tests.
+ * spool that makes accepted writes survive a crash; {@link dev.memlife.langchain4j} plugs memlife
+ * under and over LangChain4j's chat memory; {@link dev.memlife.testing} is the test kit for users'
+ * own tests.
  *
  * <p>The only module memlife needs at run time is {@code org.slf4j}. The JDBC drivers of the store
  * are found through {@link java.sql.DriverManager}, so they may sit on the class path or the module
  * path. The jar works on the class path as well.
+ *
+ * <p>LangChain4j is optional: only {@link dev.memlife.langchain4j} uses it, and the module reads it
+ * with {@code requires static transitive}, so the rest of memlife resolves and runs without it, and
+ * where LangChain4j is present, readers of this module read it too. LangChain4j's jars (1.19.0)
+ * declare no module name, so on the module path {@code langchain4j-core} is the automatic module
+ * {@code langchain4j.core}, named after its file; that is the name required here. javac's warnings
+ * about requiring an automatic module are suppressed on the declaration: it is the only automatic
+ * module required.
  */
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.memlife {
     requires org.slf4j;
+    // dev.memlife.langchain4j only; absent at run time unless the application brings it.
+    // Transitive: that package's API takes and returns LangChain4j types, so its readers read
+    // LangChain4j too. A file-name based automatic module (see above): a later LangChain4j that
+    // declares another name needs --add-reads dev.memlife=<that name> on the module path until
+    // this line follows it.
+    requires static transitive langchain4j.core;
     // JdbcMemoryProvider.builder(DataSource) takes a javax.sql.DataSource, so readers of this
     // module need java.sql too.
     requires transitive java.sql;
@@ -23,6 +39,7 @@ module dev.memlife {
     exports dev.memlife;
     exports dev.memlife.agent;
     exports dev.memlife.gateway;
+    exports dev.memlife.langchain4j;
     exports dev.memlife.session;
     exports dev.memlife.spool;
     exports dev.memlife.store;

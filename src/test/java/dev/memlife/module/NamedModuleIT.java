@@ -1,6 +1,7 @@
 package dev.memlife.module;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.module.Configuration;
 import java.lang.module.ModuleDescriptor;
@@ -8,8 +9,11 @@ import java.lang.module.ModuleDescriptor.Exports;
 import java.lang.module.ModuleDescriptor.Requires;
 import java.lang.module.ModuleFinder;
 import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -24,7 +28,9 @@ import org.junit.jupiter.api.Timeout;
  * <p>Runs under failsafe after {@code package}, on the real jar (system property
  * {@code memlife.jar}), in a fresh {@link ModuleLayer} holding only that jar and slf4j-api. The
  * layer's class loader has the platform class loader as its parent, so no class of memlife can
- * come from the test's class path.
+ * come from the test's class path. LangChain4j is not in that layer: the core must resolve and run
+ * without it, on the module path and on a class path of its own; a second layer adds LangChain4j's
+ * jars, as automatic modules, for the one package that uses them.
  */
 @Timeout(60)
 class NamedModuleIT {
@@ -34,12 +40,16 @@ class NamedModuleIT {
             "dev.memlife",
             "dev.memlife.agent",
             "dev.memlife.gateway",
+            "dev.memlife.langchain4j",
             "dev.memlife.session",
             "dev.memlife.store",
             "dev.memlife.spool",
             "dev.memlife.testing");
 
+    private static final String LANGCHAIN4J = "langchain4j.core";
+
     private static Path jar;
+    private static Path slf4j;
     private static ModuleLayer layer;
 
     @BeforeAll
@@ -48,12 +58,16 @@ class NamedModuleIT {
         assertThat(property).as("system property memlife.jar (set by failsafe in the pom)").isNotBlank();
         jar = Path.of(property);
         assertThat(jar).as("the built jar; run 'mvn verify', not the IT alone").isRegularFile();
-        Path slf4j = Path.of(org.slf4j.Logger.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        slf4j = jarOf(org.slf4j.Logger.class);
         assertThat(Files.exists(slf4j)).as("slf4j-api jar " + slf4j).isTrue();
 
         ModuleLayer boot = ModuleLayer.boot();
         Configuration cf = boot.configuration().resolve(ModuleFinder.of(jar, slf4j), ModuleFinder.of(), Set.of(MODULE));
         layer = boot.defineModulesWithOneLoader(cf, ClassLoader.getPlatformClassLoader());
+    }
+
+    private static Path jarOf(Class<?> c) throws Exception {
+        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
     }
 
     private static Module module() {
@@ -101,6 +115,82 @@ class NamedModuleIT {
         assertThat(requires.stream().map(Requires::name))
                 .as("no JDBC driver is required: they are found through DriverManager")
                 .doesNotContain("org.xerial.sqlitejdbc", "org.postgresql.jdbc");
+    }
+
+    @Test
+    void itReadsLangChain4jOnlyStaticallySoTheCoreResolvesWithoutIt() throws Exception {
+        Set<Requires> requires = module().getDescriptor().requires();
+
+        assertThat(requires).filteredOn(r -> r.name().equals(LANGCHAIN4J)).singleElement()
+                .satisfies(r -> assertThat(r.modifiers()).as("optional at run time; passed on to readers where present")
+                        .containsExactlyInAnyOrder(Requires.Modifier.STATIC, Requires.Modifier.TRANSITIVE));
+        assertThat(layer.findModule(LANGCHAIN4J)).as("this layer has no LangChain4j").isEmpty();
+        assertThat(module().getDescriptor().packages()).contains("dev.memlife.langchain4j");
+        // Only the package that uses LangChain4j cannot load without it.
+        ClassLoader loader = layer.findLoader(MODULE);
+        assertThatThrownBy(() -> Class.forName("dev.memlife.langchain4j.WriteBehindChatMemoryStore", true, loader))
+                .isInstanceOf(NoClassDefFoundError.class)
+                .hasMessageContaining("dev/langchain4j/store/memory/chat/ChatMemoryStore");
+    }
+
+    @Test
+    void theCoreRunsOnAClassPathWithoutLangChain4j() throws Exception {
+        try (URLClassLoader classPath = new URLClassLoader(new URL[] {jar.toUri().toURL(), slf4j.toUri().toURL()},
+                ClassLoader.getPlatformClassLoader())) {
+            assertThatThrownBy(() -> classPath.loadClass("dev.langchain4j.store.memory.chat.ChatMemoryStore"))
+                    .isInstanceOf(ClassNotFoundException.class);
+            Class<?> managerClass = classPath.loadClass("dev.memlife.MemoryManager");
+            Class<?> providerInterface = classPath.loadClass("dev.memlife.MemoryProvider");
+            Class<?> recordingClass = classPath.loadClass("dev.memlife.testing.RecordingProvider");
+            assertThat(managerClass.getModule().isNamed()).as("on the class path").isFalse();
+
+            Object b = managerClass.getMethod("builder").invoke(null);
+            Object manager = b.getClass().getMethod("build").invoke(b);
+            Object recording = recordingClass.getConstructor(String.class).newInstance("r");
+            managerClass.getMethod("addProvider", providerInterface).invoke(manager, recording);
+            managerClass.getMethod("syncAll", String.class, String.class, String.class).invoke(manager, "u", "a", "s1");
+            Object report = managerClass.getMethod("shutdownAll").invoke(manager);
+
+            assertThat(((Number) report.getClass().getMethod("delivered").invoke(report)).longValue()).isEqualTo(1L);
+            assertThat((List<?>) recordingClass.getMethod("turns").invoke(recording)).hasSize(1);
+        }
+    }
+
+    @Test
+    void theLangChain4jPackageWorksOnTheModulePathBesideLangChain4jAsAnAutomaticModule() throws Exception {
+        Path[] paths = {jar, slf4j, jarOf(dev.langchain4j.store.memory.chat.ChatMemoryStore.class),
+                jarOf(com.fasterxml.jackson.databind.ObjectMapper.class),
+                jarOf(com.fasterxml.jackson.core.JsonFactory.class),
+                jarOf(com.fasterxml.jackson.annotation.JsonProperty.class),
+                jarOf(org.jspecify.annotations.Nullable.class)};
+        ModuleFinder finder = ModuleFinder.of(paths);
+        Set<String> roots = finder.findAll().stream().map(m -> m.descriptor().name()).collect(Collectors.toSet());
+        ModuleLayer boot = ModuleLayer.boot();
+        ModuleLayer withLangChain4j = boot.defineModulesWithOneLoader(
+                boot.configuration().resolve(finder, ModuleFinder.of(), roots), ClassLoader.getPlatformClassLoader());
+        Module langchain4j = withLangChain4j.findModule(LANGCHAIN4J).orElseThrow();
+        assertThat(langchain4j.getDescriptor().isAutomatic()).as("LangChain4j 1.19.0 names no module").isTrue();
+
+        ClassLoader loader = withLangChain4j.findLoader(MODULE);
+        Class<?> storeInterface = loader.loadClass("dev.langchain4j.store.memory.chat.ChatMemoryStore");
+        Class<?> inMemory = loader.loadClass("dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore");
+        Class<?> writeBehind = loader.loadClass("dev.memlife.langchain4j.WriteBehindChatMemoryStore");
+        Class<?> userMessage = loader.loadClass("dev.langchain4j.data.message.UserMessage");
+        assertThat(writeBehind.getModule().getName()).isEqualTo(MODULE);
+        assertThat(writeBehind.getModule().canRead(langchain4j)).isTrue();
+        assertThat(storeInterface.getModule()).isSameAs(langchain4j);
+
+        Object backing = inMemory.getConstructor().newInstance();
+        Object store = writeBehind.getMethod("over", storeInterface).invoke(null, backing);
+        Object message = userMessage.getMethod("from", String.class).invoke(null, "hi");
+        writeBehind.getMethod("updateMessages", Object.class, List.class).invoke(store, "c1", List.of(message));
+        Object flushed = writeBehind.getMethod("flush", Duration.class).invoke(store, Duration.ofSeconds(10));
+        writeBehind.getMethod("close").invoke(store);
+
+        assertThat(flushed).isEqualTo(Boolean.TRUE);
+        List<?> written = (List<?>) inMemory.getMethod("getMessages", Object.class).invoke(backing, "c1");
+        assertThat(written).hasSize(1);
+        assertThat(written.get(0)).isEqualTo(message);
     }
 
     @Test
