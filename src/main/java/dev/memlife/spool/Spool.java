@@ -20,7 +20,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Queue;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -82,6 +84,8 @@ public final class Spool implements WriteAheadLog {
     /** A position is {@code segment << OFFSET_BITS | offset}: increasing across segments. */
     static final int OFFSET_BITS = 40;
     private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
+    /** The longest a durability waiter parks before it looks again on its own: a bound, not a poll. */
+    private static final long MAX_DURABLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final Path dir;
     private final long maxBytes;
@@ -94,6 +98,8 @@ public final class Spool implements WriteAheadLog {
     private final ReentrantLock order = new ReentrantLock();
     /** One group commit at a time; guards the files, the segments and the mark's last written value. */
     private final ReentrantLock commitLock = new ReentrantLock();
+    /** Callers of {@link #awaitDurable} parked until the commit under way ends; woken by {@link #unlockCommit}. */
+    private final Queue<Thread> durableWaiters = new ConcurrentLinkedQueue<>();
 
     // ---- under order ----
     private final CRC32C crc = new CRC32C();
@@ -239,7 +245,7 @@ public final class Spool implements WriteAheadLog {
         } catch (IOException e) {
             throw new UncheckedIOException("could not create a segment in spool " + dir, e);
         } finally {
-            commitLock.unlock();
+            unlockCommit();
         }
     }
 
@@ -312,25 +318,50 @@ public final class Spool implements WriteAheadLog {
             return true;
         }
         long deadline = System.nanoTime() + Math.max(0, Math.min(timeoutNanos, Long.MAX_VALUE / 2));
-        try {
-            while (durablePosition < position) {
-                checkHealthy();
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !commitLock.tryLock(left, TimeUnit.NANOSECONDS)) {
-                    return durablePosition >= position;
-                }
+        Thread me = Thread.currentThread();
+        while (durablePosition < position) {
+            checkHealthy();
+            if (me.isInterrupted()) {
+                return false; // the flag stays set
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return durablePosition >= position;
+            }
+            if (commitLock.tryLock()) {
                 try {
                     if (durablePosition < position) {
                         commitLocked(false); // lead the group commit: it covers every write appended so far
                     }
                 } finally {
-                    commitLock.unlock();
+                    unlockCommit();
                 }
+                continue;
             }
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
+            // A commit is under way: wait for it to end, then look again (it may cover this position,
+            // or this caller leads the next). Waiting here rather than in the lock's queue wakes every
+            // waiter at the end of each commit at once, not one after another through the lock.
+            durableWaiters.add(me);
+            try {
+                if (durablePosition < position && commitLock.isLocked()) {
+                    LockSupport.parkNanos(this, Math.min(left, MAX_DURABLE_PARK_NANOS));
+                }
+            } finally {
+                durableWaiters.remove(me);
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Releases the commit lock, then wakes the callers of {@link #awaitDurable} that wait for a
+     * commit to end. A waiter registers before it checks that the lock is held, and this wakes
+     * after the release, so a waiter that parks is woken by the release it saw coming.
+     */
+    private void unlockCommit() {
+        commitLock.unlock();
+        for (Thread t : durableWaiters) {
+            LockSupport.unpark(t);
         }
     }
 
@@ -378,7 +409,7 @@ public final class Spool implements WriteAheadLog {
                     commitLocked(false);
                 }
             } finally {
-                commitLock.unlock();
+                unlockCommit();
             }
         }
     }
@@ -534,7 +565,7 @@ public final class Spool implements WriteAheadLog {
         try {
             return groupCommits;
         } finally {
-            commitLock.unlock();
+            unlockCommit();
         }
     }
 
@@ -559,7 +590,7 @@ public final class Spool implements WriteAheadLog {
         try {
             return markWritten;
         } finally {
-            commitLock.unlock();
+            unlockCommit();
         }
     }
 
@@ -579,7 +610,7 @@ public final class Spool implements WriteAheadLog {
         } catch (IOException e) {
             throw new UncheckedIOException("could not close spool " + dir, e);
         } finally {
-            commitLock.unlock();
+            unlockCommit();
             LockSupport.unpark(committer);
             releaseLock();
         }
