@@ -681,7 +681,8 @@ public final class BenchMain {
                         drain, "plainLoopRowsPerSecond", plain, "replayOverDrain", replay.rowsPerSecond() / drain,
                         "replayed", replay.replayed(), "rows", replay.rows(), "distinctWriteIds", replay.distinctIds(),
                         "idsOfTheCrashedRun", replay.idsOfCrashedRun(), "batches", replay.batches(),
-                        "largestBatch", replay.largestBatch(), "everyIdLanded", ok));
+                        "largestBatch", replay.largestBatch(), "replayThreadCpuSeconds", replay.replayThreadCpuNanos() / 1e9,
+                        "gcMillisDuringReplay", replay.gcMillis(), "everyIdLanded", ok));
                 System.out.printf("  round %d: replay %,.0f rows/s (%.2f s, open %.2f s; %,d rows, %,d distinct ids, "
                         + "%,d of the crashed run), store drain %,.0f rows/s, plain loop %,.0f rows/s%n", r + 1,
                         replay.rowsPerSecond(), replay.replayNanos() / 1e9, replay.openNanos() / 1e9, replay.rows(),

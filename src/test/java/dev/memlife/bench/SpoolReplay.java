@@ -6,8 +6,12 @@ import dev.memlife.spool.Spool;
 import dev.memlife.spool.SpoolInspection;
 import dev.memlife.store.JdbcMemoryProvider;
 import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -23,7 +27,8 @@ import java.util.stream.Stream;
  * <p>The image is made once ({@link #makeImage}): a manager on a spool whose writer thread never
  * starts (a {@link Gate} that stays shut) accepts the writes (the rows of {@link StoreDrainRace}:
  * the same sessions and contents), waits until they are durable, and the spool's files but its
- * lock are copied, as {@code SpoolTest.crashImage} does: what {@code kill -9} leaves on disk.
+ * lock are copied, as {@code SpoolTest.crashImage} does: what {@code kill -9} leaves on disk
+ * (forced, as a restarted machine finds it).
  * Each round copies the image afresh ({@link #replay}) and times {@code replaySpool()} plus {@code
  * flushPending} until every write is stored; opening the spool (which reads and checks every
  * segment) is timed apart. Then the rows are counted, the distinct write ids, and the ids of the
@@ -36,7 +41,7 @@ final class SpoolReplay {
 
     /** One replay: the open, the replay until stored, and what the database holds after. */
     record Result(long replayed, long openNanos, long replayNanos, long rows, long distinctIds, long idsOfCrashedRun,
-            long batches, long largestBatch) {
+            long batches, long largestBatch, long replayThreadCpuNanos, long gcMillis) {
         double rowsPerSecond() {
             return replayed / (replayNanos / 1e9);
         }
@@ -98,12 +103,16 @@ final class SpoolReplay {
                 throw new IllegalStateException("the new manager sees a backlog of " + backlog + ", not "
                         + image.writes());
             }
+            long gcBefore = gcMillis();
+            long cpuBefore = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
             long start = System.nanoTime();
-            long replayed = manager.replaySpool();
+            long replayed = manager.replaySpool(); // reads, decodes and queues on this thread; the writer stores
+            long replayCpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - cpuBefore;
             if (!manager.flushPending(Duration.ofMinutes(5))) {
                 throw new IllegalStateException("the replay did not finish within 5 minutes: " + manager.figures());
             }
             long nanos = System.nanoTime() - start;
+            long gc = gcMillis() - gcBefore;
             WriteFigures figures = manager.figures();
             if (figures.failed() > 0) {
                 throw new IllegalStateException("replayed writes failed: " + figures);
@@ -112,10 +121,15 @@ final class SpoolReplay {
             store.close();
             long[] counts = count(file, image.prefix());
             return new Result(replayed, openNanos, nanos, counts[0], counts[1], counts[2], figures.batches(),
-                    figures.largestBatch());
+                    figures.largestBatch(), replayCpu, gc);
         } finally {
             Files2.deleteTree(dir);
         }
+    }
+
+    static long gcMillis() {
+        return ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(GarbageCollectorMXBean::getCollectionTime).sum();
     }
 
     /** Rows, distinct write ids, and write ids starting with {@code prefix + ':'}. */
@@ -130,15 +144,27 @@ final class SpoolReplay {
         }
     }
 
-    /** A spool's files but its lock, as a crash leaves them (see {@code SpoolTest.crashImage}). */
+    /**
+     * A spool's files but its lock, as a crash leaves them (see {@code SpoolTest.crashImage}), then
+     * forced to disk: after a crash and a restart the files are on disk, not hundreds of megabytes
+     * of dirty page cache that the kernel would write back during the timed replay, competing with
+     * the store's own forces.
+     */
     static void copySpool(Path from, Path to) throws IOException {
         Files.createDirectories(to);
         try (Stream<Path> files = Files.list(from)) {
             for (Path f : (Iterable<Path>) files::iterator) {
                 if (!f.getFileName().toString().equals("spool.lock")) {
-                    Files.copy(f, to.resolve(f.getFileName()));
+                    Path copy = to.resolve(f.getFileName());
+                    Files.copy(f, copy);
+                    try (FileChannel ch = FileChannel.open(copy, StandardOpenOption.WRITE)) {
+                        ch.force(true);
+                    }
                 }
             }
+        }
+        try (FileChannel d = FileChannel.open(to, StandardOpenOption.READ)) {
+            d.force(true);
         }
     }
 }
