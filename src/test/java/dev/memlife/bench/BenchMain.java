@@ -65,6 +65,7 @@ public final class BenchMain {
         long start = System.nanoTime();
         results.put("mode", full ? "full" : "quick");
         results.put("machine", Machine.describe());
+        results.put("loadAverageAtStart", Machine.loadAverage()); // other processes on the machine skew every figure
         if (wanted("hot")) {
             hotPath();
         }
@@ -109,11 +110,14 @@ public final class BenchMain {
         }
         results.put("targets", targets);
         results.put("suiteSeconds", (System.nanoTime() - start) / 1e9);
+        results.put("loadAverageAtEnd", Machine.loadAverage());
         Path out = Path.of("target", "bench", "results.json");
         Files.createDirectories(out.getParent());
         Files.writeString(out, Json.write(results));
         System.out.println();
-        System.out.println("memlife benchmarks (" + (full ? "full" : "quick") + ") on " + Machine.summary());
+        System.out.println("memlife benchmarks (" + (full ? "full" : "quick") + ") on " + Machine.summary()
+                + "; load average at the start " + results.get("loadAverageAtStart") + ", at the end "
+                + results.get("loadAverageAtEnd"));
         table.forEach(System.out::println);
         System.out.println();
         for (Map<String, Object> t : targets) {
@@ -777,6 +781,16 @@ public final class BenchMain {
         static String summary() {
             return Runtime.getRuntime().availableProcessors() + " cores, " + cpuModel() + ", Java "
                     + System.getProperty("java.version");
+        }
+
+        /** The 1, 5 and 15 minute load averages, from {@code /proc/loadavg}; "unknown" elsewhere. */
+        static String loadAverage() {
+            try {
+                String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+                return f[0] + " " + f[1] + " " + f[2];
+            } catch (IOException | RuntimeException e) {
+                return "unknown";
+            }
         }
 
         private static String cpuModel() {
