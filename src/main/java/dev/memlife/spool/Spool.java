@@ -19,7 +19,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Queue;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -87,6 +89,8 @@ public final class Spool implements WriteAheadLog {
     private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
     /** How long an idle committer thread waits for work before it exits; the next append starts one. */
     static final long COMMITTER_KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** The longest a durability waiter parks before it looks again on its own: a bound, not a poll. */
+    private static final long MAX_DURABLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final Path dir;
     private final long maxBytes;
@@ -100,6 +104,8 @@ public final class Spool implements WriteAheadLog {
     private final ReentrantLock order = new ReentrantLock();
     /** One group commit at a time; guards the files, the segments and the mark's last written value. */
     private final ReentrantLock commitLock = new ReentrantLock();
+    /** Callers of {@link #awaitDurable} parked until the commit under way ends; woken by {@link #unlockCommit}. */
+    private final Queue<Thread> durableWaiters = new ConcurrentLinkedQueue<>();
 
     // ---- under order ----
     private final CRC32C crc = new CRC32C();
@@ -283,7 +289,7 @@ public final class Spool implements WriteAheadLog {
         } catch (IOException e) {
             throw new UncheckedIOException("could not create a segment in spool " + dir, e);
         } finally {
-            commitLock.unlock();
+            unlockCommit();
         }
     }
 
@@ -413,25 +419,69 @@ public final class Spool implements WriteAheadLog {
             return true;
         }
         long deadline = System.nanoTime() + Math.max(0, Math.min(timeoutNanos, Long.MAX_VALUE / 2));
-        try {
-            while (durablePosition < position) {
-                checkHealthy();
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !commitLock.tryLock(left, TimeUnit.NANOSECONDS)) {
-                    return durablePosition >= position;
-                }
-                try {
-                    if (durablePosition < position) {
-                        commitLocked(false); // lead the group commit: it covers every write appended so far
-                    }
-                } finally {
-                    commitLock.unlock();
-                }
+        Thread me = Thread.currentThread();
+        while (durablePosition < position) {
+            checkHealthy();
+            if (me.isInterrupted()) {
+                return false; // the flag stays set
             }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return durablePosition >= position;
+            }
+            Thread c = committer;
+            if (c != null) {
+                LockSupport.unpark(c); // it is woken by the append already; this makes sure
+            } else if (!wakeCommitterOrLead(position)) {
+                continue; // no committer thread could be had: this caller committed itself
+            }
+            // The committer forces; every waiter is woken at the end of each commit at once, and
+            // looks again. Only the committer thread does the file's I/O: an interrupt of a caller
+            // in the middle of a force would close the channel (ClosedByInterruptException) and
+            // fail the spool for good.
+            durableWaiters.add(me);
+            try {
+                if (durablePosition < position) {
+                    LockSupport.parkNanos(this, Math.min(left, MAX_DURABLE_PARK_NANOS));
+                }
+            } finally {
+                durableWaiters.remove(me);
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Starts a committer for a waiter that found none (it retired after its keep-alive); if none
+     * can be started, the waiter commits on its own thread.
+     *
+     * @return true if a committer runs now; false if this caller committed instead
+     */
+    private boolean wakeCommitterOrLead(long position) {
+        wakeCommitter();
+        if (committer != null) {
             return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
+        }
+        commitLock.lock();
+        try {
+            if (durablePosition < position) {
+                commitLocked(false);
+            }
+        } finally {
+            unlockCommit();
+        }
+        return false;
+    }
+
+    /**
+     * Releases the commit lock, then wakes the callers of {@link #awaitDurable} that wait for a
+     * commit to end. A waiter registers before it checks that the lock is held, and this wakes
+     * after the release, so a waiter that parks is woken by the release it saw coming.
+     */
+    private void unlockCommit() {
+        commitLock.unlock();
+        for (Thread t : durableWaiters) {
+            LockSupport.unpark(t);
         }
     }
 
@@ -506,7 +556,7 @@ public final class Spool implements WriteAheadLog {
                         commitLocked(false);
                     }
                 } finally {
-                    commitLock.unlock();
+                    unlockCommit();
                 }
                 idleSince = System.nanoTime();
                 continue;
@@ -705,7 +755,7 @@ public final class Spool implements WriteAheadLog {
         try {
             return groupCommits;
         } finally {
-            commitLock.unlock();
+            unlockCommit();
         }
     }
 
@@ -730,7 +780,7 @@ public final class Spool implements WriteAheadLog {
         try {
             return markWritten;
         } finally {
-            commitLock.unlock();
+            unlockCommit();
         }
     }
 
@@ -757,7 +807,7 @@ public final class Spool implements WriteAheadLog {
         } catch (IOException e) {
             throw new UncheckedIOException("could not close spool " + dir, e);
         } finally {
-            commitLock.unlock();
+            unlockCommit();
             LockSupport.unpark(committer);
         }
         if (empty && removeWhenEmpty) {

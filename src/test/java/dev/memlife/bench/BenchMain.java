@@ -43,11 +43,13 @@ public final class BenchMain {
         String[] args = String.join(" ", given).trim().split("\\s+");
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
-            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service]\n"
+            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service,spool]\n"
                     + "  --quick  the whole suite in a few minutes on 2 cores (default)\n"
                     + "  --full   more forks and iterations: tighter error bars\n"
                     + "  --only   run just these sections (for working on one figure); service is the many-agents\n"
-                    + "           section of issue 12, also runnable in parts: storedrain, gatewaystop, pgpool, idleagents");
+                    + "           section of issue 12, also runnable in parts: storedrain, gatewaystop, pgpool, idleagents;\n"
+                    + "           spool is the durable spool's section of issue 14, also runnable in parts: spoolthroughput,\n"
+                    + "           spoollatency, spoolhot, spoolreplay");
             return;
         }
         List<String> only = List.of();
@@ -63,6 +65,7 @@ public final class BenchMain {
         long start = System.nanoTime();
         results.put("mode", full ? "full" : "quick");
         results.put("machine", Machine.describe());
+        results.put("loadAverageAtStart", Machine.loadAverage()); // other processes on the machine skew every figure
         if (wanted("hot")) {
             hotPath();
         }
@@ -93,13 +96,28 @@ public final class BenchMain {
         if (wanted("service") || only.contains("idleagents")) {
             idleAgents();
         }
+        if (wanted("spool") || only.contains("spoolthroughput")) {
+            spoolThroughput();
+        }
+        if (wanted("spool") || only.contains("spoollatency")) {
+            spoolLatency();
+        }
+        if (wanted("spool") || only.contains("spoolhot")) {
+            spoolHotPath();
+        }
+        if (wanted("spool") || only.contains("spoolreplay")) {
+            spoolReplay();
+        }
         results.put("targets", targets);
         results.put("suiteSeconds", (System.nanoTime() - start) / 1e9);
+        results.put("loadAverageAtEnd", Machine.loadAverage());
         Path out = Path.of("target", "bench", "results.json");
         Files.createDirectories(out.getParent());
         Files.writeString(out, Json.write(results));
         System.out.println();
-        System.out.println("memlife benchmarks (" + (full ? "full" : "quick") + ") on " + Machine.summary());
+        System.out.println("memlife benchmarks (" + (full ? "full" : "quick") + ") on " + Machine.summary()
+                + "; load average at the start " + results.get("loadAverageAtStart") + ", at the end "
+                + results.get("loadAverageAtEnd"));
         table.forEach(System.out::println);
         System.out.println();
         for (Map<String, Object> t : targets) {
@@ -414,6 +432,295 @@ public final class BenchMain {
         target("10,000 idle agents: every write accounted", r.accounting(), "all", r.accounting().startsWith("ok"));
     }
 
+    // ---- the durable spool (issue 14) ----------------------------------------------------------
+
+    /** Producers writing at once into one spooled manager, and into its peers. */
+    static final int SPOOL_PRODUCERS = 8;
+    /** memlife's producers confirm every this many writes: the figure the target is checked against. */
+    static final int SPOOL_PIPELINE = 300;
+    /** Other pipeline depths, reported beside it. */
+    static final List<Integer> SPOOL_PIPELINES = List.of(100, SPOOL_PIPELINE, 1_000);
+
+    /**
+     * Durable throughput: writes confirmed on disk per second, 8 producers, memlife (at several
+     * pipeline depths) against Square Tape and SQLite; every contender once per round, the order
+     * rotated each round.
+     */
+    private void spoolThroughput() throws Exception {
+        int rounds = full ? 5 : 3;
+        Duration time = Duration.ofSeconds(full ? 5 : 2);
+        System.out.println("running the spool's durable throughput (" + SPOOL_PRODUCERS + " producers, " + rounds
+                + " rounds of " + time.toSeconds() + " s per contender) ...");
+        List<String> contenders = new ArrayList<>();
+        for (int n : SPOOL_PIPELINES) {
+            contenders.add("memlife:" + n);
+        }
+        contenders.addAll(List.of("tape", "sqlite:1", "sqlite:" + SPOOL_PIPELINE));
+        for (String c : contenders) {
+            spoolContender(c, Duration.ofMillis(500)); // warm-up, not counted
+        }
+        Map<String, List<SpoolThroughput.Result>> byContender = new LinkedHashMap<>();
+        contenders.forEach(c -> byContender.put(c, new ArrayList<>()));
+        for (int r = 0; r < rounds; r++) {
+            StringBuilder line = new StringBuilder("  round " + (r + 1) + ":");
+            for (int i = 0; i < contenders.size(); i++) {
+                String c = contenders.get((i + r) % contenders.size());
+                SpoolThroughput.Result res = spoolContender(c, time);
+                byContender.get(c).add(res);
+                line.append(String.format(" %s %,.0f/s;", c, res.writesPerSecond()));
+            }
+            System.out.println(line);
+        }
+        List<Map<String, Object>> figures = new ArrayList<>();
+        Map<String, Double> pooled = new LinkedHashMap<>();
+        for (Map.Entry<String, List<SpoolThroughput.Result>> e : byContender.entrySet()) {
+            List<SpoolThroughput.Result> runs = e.getValue();
+            long writes = runs.stream().mapToLong(SpoolThroughput.Result::writes).sum();
+            long nanos = runs.stream().mapToLong(SpoolThroughput.Result::nanos).sum();
+            long forces = runs.stream().mapToLong(SpoolThroughput.Result::forces).sum();
+            double rate = writes / (nanos / 1e9);
+            pooled.put(e.getKey(), rate);
+            List<Map<String, Object>> perRound = new ArrayList<>();
+            for (SpoolThroughput.Result res : runs) {
+                perRound.add(entry("writesPerSecond", res.writesPerSecond(), "forcesPerSecond", res.forcesPerSecond(),
+                        "writes", res.writes(), "seconds", res.nanos() / 1e9));
+            }
+            figures.add(entry("contender", runs.get(0).contender(), "key", e.getKey(), "writesPerSecond", rate,
+                    "forcesPerSecond", forces / (nanos / 1e9), "writesPerForce", forces == 0 ? null : (double) writes / forces,
+                    "medianRoundWritesPerSecond", median(runs.stream().map(SpoolThroughput.Result::writesPerSecond).toList()),
+                    "perRound", perRound));
+        }
+        double memlife = pooled.get("memlife:" + SPOOL_PIPELINE);
+        results.put("spoolDurableThroughput", entry("producers", SPOOL_PRODUCERS, "rounds", rounds,
+                "secondsPerRun", time.toSeconds(), "pipelineOfTheTarget", SPOOL_PIPELINE, "contenders", figures,
+                "method", "writes confirmed on disk per second, from the barrier that starts the producers until the "
+                        + "last confirmation; memlife: one manager on Spool.open(dir), the counting sink as provider, "
+                        + "each producer N syncAll then one awaitDurable (forces: figures().spool().groupCommits()); "
+                        + "tape: one QueueFile shared under a lock, one add per write (opened rwd: the element and "
+                        + "the header written synchronously, counted as 2 forces); sqlite: the store's schema and rows, "
+                        + "WAL, synchronous=FULL, one connection shared under a lock, one transaction per write or per "
+                        + "N rows of a producer"));
+        table.add(String.format("spool, durable writes/s, %d producers, confirmed on disk (pooled over %d rounds):",
+                SPOOL_PRODUCERS, rounds));
+        for (Map<String, Object> f : figures) {
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> perRound = (List<Map<String, Object>>) f.get("perRound");
+            StringBuilder rs = new StringBuilder();
+            for (Map<String, Object> pr : perRound) {
+                rs.append(rs.length() == 0 ? "" : ", ").append(String.format("%,.0f", (Double) pr.get("writesPerSecond")));
+            }
+            table.add(String.format("  %-44s %,12.0f writes/s, %,8.0f forces/s (rounds %s)", f.get("contender"),
+                    (Double) f.get("writesPerSecond"), (Double) f.get("forcesPerSecond"), rs));
+        }
+        target("spool: durable writes/s, " + SPOOL_PRODUCERS + " producers, " + SPOOL_PIPELINE
+                + " syncAll per awaitDurable", memlife, ">= 1,000,000", memlife >= 1_000_000);
+    }
+
+    private static SpoolThroughput.Result spoolContender(String key, Duration time) throws Exception {
+        String[] parts = key.split(":");
+        switch (parts[0]) {
+            case "memlife":
+                SpoolThroughput.Result m = SpoolThroughput.memlife(SPOOL_PRODUCERS, Integer.parseInt(parts[1]), time);
+                return new SpoolThroughput.Result("memlife, " + parts[1] + " syncAll per awaitDurable", m.writes(),
+                        m.nanos(), m.forces());
+            case "tape":
+                return SpoolThroughput.tape(SPOOL_PRODUCERS, time);
+            case "sqlite":
+                return SpoolThroughput.sqlite(SPOOL_PRODUCERS, Integer.parseInt(parts[1]), time);
+            default:
+                throw new IllegalArgumentException(key);
+        }
+    }
+
+    /** syncAll's latency with the spool on behind a 1 ms provider, not waiting and waiting for the disk. */
+    private void spoolLatency() throws Exception {
+        int rounds = full ? 5 : 3;
+        Duration time = Duration.ofSeconds(full ? 10 : 3);
+        System.out.println("running the spool's latency behind a 1 ms provider (" + rounds + " rounds) ...");
+        List<SpoolLatency.Percentiles> notWaiting = new ArrayList<>();
+        List<SpoolLatency.Percentiles> waiting1 = new ArrayList<>();
+        List<SpoolLatency.Percentiles> waiting8 = new ArrayList<>();
+        List<SpoolLatency.Percentiles> raw = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            notWaiting.add(SpoolLatency.notWaiting(time));
+            waiting1.add(SpoolLatency.waiting(1, time));
+            waiting8.add(SpoolLatency.waiting(SPOOL_PRODUCERS, time));
+            raw.add(SpoolLatency.rawForce(time));
+            System.out.printf("  round %d: syncAll p99 %.0f ns; syncAllDurable p99 %.0f µs (1 producer), %.0f µs (%d); "
+                    + "raw force p99 %.0f µs%n", r + 1, notWaiting.get(r).p99(), waiting1.get(r).p99() / 1e3,
+                    waiting8.get(r).p99() / 1e3, SPOOL_PRODUCERS, raw.get(r).p99() / 1e3);
+        }
+        Map<String, Object> figures = new LinkedHashMap<>();
+        figures.put("syncAllNotWaiting", latencyFigures(notWaiting));
+        figures.put("syncAllDurable1Producer", latencyFigures(waiting1));
+        figures.put("syncAllDurable" + SPOOL_PRODUCERS + "Producers", latencyFigures(waiting8));
+        figures.put("rawAppendAndForce", latencyFigures(raw));
+        figures.put("method", "the provider parks 1 ms per write (1,000 writes/s); not waiting: one producer paced at "
+                + "one syncAll per " + SpoolLatency.PACE_NANOS / 1000 + " µs (spinning), each call timed; waiting: "
+                + "producers each call syncAllDurable(..., 10 s) and think a random 0-2 ms, each call timed until "
+                + "it returned confirmed; raw: one append of a record's size and FileChannel.force(false) per write, "
+                + "paced the same; queue capacity " + SpoolLatency.QUEUE_CAPACITY + " so no call waits for room "
+                + "(the queue grows by the writes beyond 1,000/s); the first second of each run not sampled; "
+                + "percentiles over every round's samples together (nearest rank)");
+        results.put("spoolLatencyBehind1msProvider", figures);
+        SpoolLatency.Percentiles nw = SpoolLatency.Percentiles.pooled(notWaiting);
+        SpoolLatency.Percentiles w1 = SpoolLatency.Percentiles.pooled(waiting1);
+        SpoolLatency.Percentiles w8 = SpoolLatency.Percentiles.pooled(waiting8);
+        SpoolLatency.Percentiles rf = SpoolLatency.Percentiles.pooled(raw);
+        table.add(String.format("spool on, behind a 1 ms provider: syncAll p50 %.0f ns, p99 %.0f ns, p99.9 %.0f ns; "
+                + "syncAllDurable p50/p99/p99.9 %.0f/%.0f/%.0f µs (1 producer), %.0f/%.0f/%.0f µs (%d producers); "
+                + "one append+force on this disk %.0f/%.0f/%.0f µs", nw.p50(), nw.p99(), nw.p999(), w1.p50() / 1e3,
+                w1.p99() / 1e3, w1.p999() / 1e3, w8.p50() / 1e3, w8.p99() / 1e3, w8.p999() / 1e3, SPOOL_PRODUCERS,
+                rf.p50() / 1e3, rf.p99() / 1e3, rf.p999() / 1e3));
+        target("spool on: p99 syncAll behind a 1 ms provider, not waiting for the disk", nw.p99() / 1000.0 + " µs",
+                "< 10 µs", nw.p99() < 10_000);
+        target("spool on: p99 syncAllDurable (confirmed on disk), 1 producer", w1.p99() / 1e6 + " ms", "< 2 ms",
+                w1.p99() < 2_000_000);
+        target("spool on: p99 syncAllDurable (confirmed on disk), " + SPOOL_PRODUCERS + " producers",
+                w8.p99() / 1e6 + " ms", "< 2 ms", w8.p99() < 2_000_000);
+    }
+
+    private static Map<String, Object> latencyFigures(List<SpoolLatency.Percentiles> runs) {
+        SpoolLatency.Percentiles all = SpoolLatency.Percentiles.pooled(runs);
+        List<Map<String, Object>> perRound = new ArrayList<>();
+        for (SpoolLatency.Percentiles p : runs) {
+            perRound.add(entry("samples", p.samples(), "p50Nanos", p.p50(), "p99Nanos", p.p99(), "p999Nanos", p.p999(),
+                    "maxNanos", p.max(), "writesQueuedAtEnd", p.writesQueuedAtEnd()));
+        }
+        return entry("what", all.what(), "producers", all.producers(), "samples", all.samples(), "p50Nanos", all.p50(),
+                "p99Nanos", all.p99(), "p999Nanos", all.p999(), "maxNanos", all.max(), "perRound", perRound);
+    }
+
+    /** The hot path with the spool off and on, 1 and 8 producers, not waiting for the disk. */
+    private void spoolHotPath() throws Exception {
+        int rounds = full ? 5 : 3;
+        int writes = full ? 10_000_000 : 5_000_000; // spool off delivers them in a few tenths of a second at least
+        System.out.println("running the hot path with the spool off and on (" + rounds + " rounds of " + writes
+                + " writes) ...");
+        List<Map<String, Object>> figures = new ArrayList<>();
+        for (int producers : List.of(1, SPOOL_PRODUCERS)) {
+            SpoolHotPath.run(false, producers, 500_000); // warm-up, not counted
+            SpoolHotPath.run(true, producers, 500_000);
+            List<Double> offRates = new ArrayList<>();
+            List<Double> onRates = new ArrayList<>();
+            List<Double> ratios = new ArrayList<>();
+            List<Map<String, Object>> perRound = new ArrayList<>();
+            double offNanos = 0;
+            double onNanos = 0;
+            for (int r = 0; r < rounds; r++) {
+                SpoolHotPath.Result off;
+                SpoolHotPath.Result on;
+                if (r % 2 == 0) {
+                    off = SpoolHotPath.run(false, producers, writes);
+                    on = SpoolHotPath.run(true, producers, writes);
+                } else {
+                    on = SpoolHotPath.run(true, producers, writes);
+                    off = SpoolHotPath.run(false, producers, writes);
+                }
+                offRates.add(off.writesPerSecond());
+                onRates.add(on.writesPerSecond());
+                ratios.add(off.writesPerSecond() / on.writesPerSecond());
+                offNanos += off.nanos();
+                onNanos += on.nanos();
+                System.out.printf("  %d producer(s), round %d: spool off %,.0f writes/s, on %,.0f (%.2fx)%n", producers,
+                        r + 1, off.writesPerSecond(), on.writesPerSecond(), off.writesPerSecond() / on.writesPerSecond());
+                perRound.add(entry("spoolOffWritesPerSecond", off.writesPerSecond(), "spoolOnWritesPerSecond",
+                        on.writesPerSecond(), "offOverOn", off.writesPerSecond() / on.writesPerSecond(),
+                        "groupCommitsWhileWriting", on.groupCommits()));
+            }
+            double offRate = (double) rounds * writes / (offNanos / 1e9);
+            double onRate = (double) rounds * writes / (onNanos / 1e9);
+            double ratio = offRate / onRate;
+            figures.add(entry("producers", producers, "writes", writes, "rounds", rounds, "spoolOffWritesPerSecond",
+                    offRate, "spoolOnWritesPerSecond", onRate, "offOverOn", ratio, "medianRoundOffOverOn",
+                    median(ratios), "perRound", perRound));
+            table.add(String.format("hot path, %d producer(s), writes/s delivered, not waiting for the disk: spool off "
+                    + "%,.0f, on %,.0f (off/on %.2fx; rounds %s)", producers, offRate, onRate, ratio, ratios(ratios)));
+            target("hot path, " + producers + " producer(s): spool off / spool on", ratio, "<= 3.0x", ratio <= 3.0);
+        }
+        results.put("spoolHotPath", entry("figures", figures, "method", "a fresh manager per run with the counting "
+                + "sink, queue capacity " + Contender.CAPACITY + ", the same turn; a warm-up burst on it, then "
+                + "writes from the producers until the last reached the sink; rates pooled over the rounds (all "
+                + "writes over all time), off and on alternating which runs first"));
+    }
+
+    /** Replay of 1,000,000 undelivered writes into SQLite against the store's own drain of as many. */
+    private void spoolReplay() throws Exception {
+        int turns = 1_000_000;
+        int rounds = full ? 5 : 3;
+        Path root = Files.createTempDirectory("memlife-spool-replay");
+        try {
+            System.out.println("making a spool of " + turns + " undelivered writes ...");
+            long t0 = System.nanoTime();
+            SpoolReplay.Image image = SpoolReplay.makeImage(root, turns);
+            double imageSeconds = (System.nanoTime() - t0) / 1e9;
+            System.out.printf("  %,d bytes in %d segments, made in %.1f s; replaying it vs the store's drain of %,d "
+                    + "queued writes vs the plain JDBC loop, %d rounds ...%n", image.bytes(), image.segments(),
+                    imageSeconds, turns, rounds);
+            List<Map<String, Object>> perRound = new ArrayList<>();
+            List<Double> ratios = new ArrayList<>();
+            double replayNanos = 0;
+            double drainSeconds = 0;
+            double plainSeconds = 0;
+            boolean landed = true;
+            for (int r = 0; r < rounds; r++) {
+                SpoolReplay.Result replay = null;
+                double drain = 0;
+                double plain = 0;
+                for (int i = 0; i < 3; i++) {
+                    switch ((i + r) % 3) {
+                        case 0 -> replay = SpoolReplay.replay(image, root);
+                        case 1 -> drain = StoreDrainRace.memlife(turns);
+                        default -> plain = StoreDrainRace.plain(turns);
+                    }
+                }
+                boolean ok = replay.everyIdLanded(turns);
+                landed &= ok;
+                replayNanos += replay.replayNanos();
+                drainSeconds += turns / drain;
+                plainSeconds += turns / plain;
+                ratios.add(replay.rowsPerSecond() / drain);
+                perRound.add(entry("replayRowsPerSecond", replay.rowsPerSecond(), "replaySeconds",
+                        replay.replayNanos() / 1e9, "openSeconds", replay.openNanos() / 1e9, "storeDrainRowsPerSecond",
+                        drain, "plainLoopRowsPerSecond", plain, "replayOverDrain", replay.rowsPerSecond() / drain,
+                        "replayed", replay.replayed(), "rows", replay.rows(), "distinctWriteIds", replay.distinctIds(),
+                        "idsOfTheCrashedRun", replay.idsOfCrashedRun(), "batches", replay.batches(),
+                        "largestBatch", replay.largestBatch(), "replayThreadCpuSeconds", replay.replayThreadCpuNanos() / 1e9,
+                        "gcMillisDuringReplay", replay.gcMillis(), "everyIdLanded", ok));
+                System.out.printf("  round %d: replay %,.0f rows/s (%.2f s, open %.2f s; %,d rows, %,d distinct ids, "
+                        + "%,d of the crashed run), store drain %,.0f rows/s, plain loop %,.0f rows/s%n", r + 1,
+                        replay.rowsPerSecond(), replay.replayNanos() / 1e9, replay.openNanos() / 1e9, replay.rows(),
+                        replay.distinctIds(), replay.idsOfCrashedRun(), drain, plain);
+            }
+            double replay = (double) rounds * turns / (replayNanos / 1e9);
+            double drain = rounds * turns / drainSeconds;
+            double plain = rounds * turns / plainSeconds;
+            double ratio = replay / drain;
+            results.put("spoolReplay", entry("writes", turns, "spoolBytes", image.bytes(), "segments", image.segments(),
+                    "imageSeconds", imageSeconds, "rounds", rounds, "replayRowsPerSecond", replay,
+                    "storeDrainRowsPerSecond", drain, "plainLoopRowsPerSecond", plain, "replayOverDrain", ratio,
+                    "replayOverPlainLoop", replay / plain, "medianRoundReplayOverDrain", median(ratios),
+                    "everyIdLanded", landed, "perRound", perRound,
+                    "method", "the spool of a manager whose writer never started, holding " + turns + " durable "
+                            + "writes (the store drain's rows), copied but its lock as a crash leaves it, afresh for "
+                            + "each round; a new manager on the copy (default queue capacity and batch size) with "
+                            + "the JDBC store on a fresh SQLite file: replaySpool() then flushPending until every "
+                            + "write is stored, timed (the spool's open, which reads and checks every segment, "
+                            + "timed apart); then rows, distinct write ids and ids of the crashed run counted. Peers: "
+                            + "the same store draining " + turns + " writes queued without a spool (StoreDrainRace), "
+                            + "and the plain JDBC loop; rates pooled over the rounds, the order rotated each round"));
+            table.add(String.format("spool replay of %,d undelivered writes into SQLite: %,.0f rows/s vs the store's drain "
+                    + "of as many queued %,.0f rows/s (%.2fx; rounds %s) and the plain JDBC loop %,.0f rows/s; every "
+                    + "id landed once: %s", turns, replay, drain, ratio, ratios(ratios), plain, landed));
+            target("spool replay of 1,000,000 writes into SQLite vs the store's own drain, rows/s", ratio, ">= 1.0x",
+                    ratio >= 1.0);
+            target("spool replay: every write id stored once", landed ? "all " + turns : "missing or doubled", "all",
+                    landed);
+        } finally {
+            Files2.deleteTree(root);
+        }
+    }
+
     private static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
         sorted.sort(null);
@@ -474,6 +781,16 @@ public final class BenchMain {
         static String summary() {
             return Runtime.getRuntime().availableProcessors() + " cores, " + cpuModel() + ", Java "
                     + System.getProperty("java.version");
+        }
+
+        /** The 1, 5 and 15 minute load averages, from {@code /proc/loadavg}; "unknown" elsewhere. */
+        static String loadAverage() {
+            try {
+                String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+                return f[0] + " " + f[1] + " " + f[2];
+            } catch (IOException | RuntimeException e) {
+                return "unknown";
+            }
         }
 
         private static String cpuModel() {

@@ -28,9 +28,9 @@ final class PlainJdbcLoop {
     static final int ROWS_PER_TRANSACTION = 1_024;
 
     /** What the store writes for an empty message list: format 2, count 0. */
-    private static final byte[] NO_MESSAGES = {2, 0, 0, 0, 0};
+    static final byte[] NO_MESSAGES = {2, 0, 0, 0, 0};
 
-    private static final String INSERT = "INSERT INTO memlife_turns (write_id, session_id, user_content, "
+    static final String INSERT = "INSERT INTO memlife_turns (write_id, session_id, user_content, "
             + "assistant_content, messages, accepted_at, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
 
     /** Rows committed and the time it took, from the first insert to the last commit. */

@@ -165,6 +165,49 @@ class SpoolConcurrencyTest {
     }
 
     @Test
+    void interruptingCallersWhoWaitForTheDiskNeverBreaksTheSpool() throws Exception {
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager manager = MemoryManager.builder().name("interrupted").queueCapacity(100_000)
+                .spool(Spool.open(tmp.resolve("spool"))).build();
+        manager.addProvider(store);
+        int callers = 4;
+        AtomicInteger accepted = new AtomicInteger();
+        AtomicInteger interrupted = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(callers);
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < callers; c++) {
+            Thread t = new Thread(() -> {
+                try {
+                    for (int i = 0; i < 300; i++) {
+                        manager.syncAll("turn " + i, "a", "s");
+                        accepted.incrementAndGet();
+                        if (!manager.awaitDurable(WAIT)) {
+                            assertThat(Thread.interrupted()).as("false only when interrupted").isTrue();
+                            interrupted.incrementAndGet();
+                        }
+                    }
+                } finally {
+                    done.countDown();
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        while (done.getCount() > 0) { // interrupt the waiters while forces run
+            for (Thread t : threads) {
+                t.interrupt();
+            }
+            Thread.onSpinWait();
+        }
+        assertThat(interrupted.get()).as("some waits were interrupted").isPositive();
+        manager.syncAll("after", "a", "s");
+        assertThat(manager.awaitDurable(WAIT)).as("the spool still forces").isTrue();
+        assertThat(manager.flushPending(WAIT)).isTrue();
+        assertThat(store.turns()).hasSize(accepted.get() + 1);
+        assertThat(manager.shutdownAll().delivered()).isEqualTo(accepted.get() + 1);
+    }
+
+    @Test
     void anIdleSpoolGivesItsCommitterThreadBackAndTheNextWriteStartsOne() throws Exception {
         RecordingProvider store = new RecordingProvider("store");
         MemoryManager manager = MemoryManager.builder().name("idle-spool").writerKeepAlive(Duration.ZERO)

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -452,6 +453,59 @@ class SpoolTest {
         assertThat(users(store.turns())).isEqualTo(durable);
         after.shutdownAll();
         held.open();
+        manager.shutdownAll();
+    }
+
+    @Test
+    void concurrentWaitersShareForcesAndReturnOnlyOnceTheirWritesAreForced() throws Exception {
+        Path dir = tmp.resolve("a");
+        Spool spool = Spool.open(dir);
+        MemoryManager manager = MemoryManager.builder().spool(spool).queueCapacity(100_000).build();
+        RecordingProvider store = new RecordingProvider("store");
+        manager.addProvider(store);
+        int threads = 8;
+        int rounds = 40;
+        List<Throwable> failures = new ArrayList<>();
+        List<Thread> producers = new ArrayList<>();
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+        for (int t = 0; t < threads; t++) {
+            int index = t;
+            Thread producer = new Thread(() -> {
+                try {
+                    start.await();
+                    for (int r = 0; r < rounds; r++) {
+                        for (int i = 0; i < 5; i++) {
+                            manager.syncAll("u" + index + "-" + r + "-" + i, "a", "s" + index);
+                        }
+                        long mine = spool.appended(); // at least this producer's last write
+                        assertThat(manager.awaitDurable(WAIT)).isTrue();
+                        assertThat(spool.durablePosition()).isGreaterThanOrEqualTo(mine);
+                    }
+                } catch (Throwable e) {
+                    synchronized (failures) {
+                        failures.add(e);
+                    }
+                }
+            });
+            producers.add(producer);
+            producer.start();
+        }
+        for (Thread producer : producers) {
+            producer.join();
+        }
+        assertThat(failures).isEmpty();
+        long commits = manager.figures().spool().groupCommits();
+        assertThat(commits).as("waiters share forces").isLessThan((long) threads * rounds);
+        // An interrupted waiter returns false at once, its flag kept.
+        Thread.currentThread().interrupt();
+        try {
+            assertThat(spool.awaitDurable(spool.appended() + 1, TimeUnit.SECONDS.toNanos(10))).isFalse();
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(manager.flushPending(WAIT)).isTrue();
+        assertThat(store.turns()).hasSize(threads * rounds * 5);
         manager.shutdownAll();
     }
 
