@@ -48,6 +48,7 @@ public interface WriteAheadLog {
      *
      * @param turn the write; its id is not known yet
      * @return the encoded write, passed to {@link #append}
+     * @throws java.util.concurrent.RejectedExecutionException if the log cannot hold the write
      */
     byte[] encode(Turn turn);
 
@@ -55,7 +56,7 @@ public interface WriteAheadLog {
      * Checks that one more record of {@code bytes} fits; under the order lock, before the write
      * is reserved in the queue, so a refusal leaves nothing queued.
      *
-     * @param bytes the encoded write's length
+     * @param bytes the encoded write's length (what {@link #encode} returned)
      * @throws java.util.concurrent.RejectedExecutionException if the log is full or has failed
      */
     void checkRoom(int bytes);

@@ -431,8 +431,7 @@ final class WriteLoop {
         } else {
             progress.failed(batch, from, to);
         }
-        queue.markFinished(n);
-        if (log != null) {
+        if (log != null) { // before the count: a drain that sees it finished may close the spool at once
             if (!ok) {
                 for (int i = from; i < to; i++) {
                     log.keepFailed(batch.get(i)); // retried at the next start; kept before the mark passes it
@@ -440,6 +439,7 @@ final class WriteLoop {
             }
             log.delivered(batch.get(to - 1).logPosition, n); // queue order is the spool's: a prefix is finished
         }
+        queue.markFinished(n);
         writer.writesFinished();
         if (claim.reportedRunning(to)) {
             warnings.warn(managerName + "/late", "memory manager '" + managerName + "': "

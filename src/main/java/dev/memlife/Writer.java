@@ -206,7 +206,16 @@ final class Writer {
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
         Turn turn = new Turn(idPrefix, 0, sessionId, user, assistant, messages, 0, route);
-        return admit(turn, log == null ? null : log.encode(turn), timeoutNanos, true);
+        byte[] logged = null;
+        if (log != null) {
+            try {
+                logged = log.encode(turn);
+            } catch (RuntimeException e) { // too large for the spool: nothing was queued
+                rejected.incrementAndGet();
+                throw e;
+            }
+        }
+        return admit(turn, logged, timeoutNanos, true);
     }
 
     /**

@@ -29,7 +29,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -108,7 +107,8 @@ public final class Spool implements WriteAheadLog {
     private final Queue<Thread> durableWaiters = new ConcurrentLinkedQueue<>();
 
     // ---- under order ----
-    private final CRC32C crc = new CRC32C();
+    /** The time the records of the commit being gathered get: read when its first write came. */
+    private long clockMillis;
     private byte[] buffer = new byte[64 * 1024];
     private byte[] spare = new byte[64 * 1024];
     private int buffered;
@@ -306,7 +306,7 @@ public final class Spool implements WriteAheadLog {
         order.lock();
         try {
             for (Turn t : failedEarlier) {
-                carried.add(append(SpoolRecord.encodeKept(t), SpoolRecord.GIVEN_ID));
+                carried.add(append(SpoolRecord.encodeKept(t), false, 0));
             }
         } finally {
             order.unlock();
@@ -327,9 +327,19 @@ public final class Spool implements WriteAheadLog {
         return order;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws RejectedExecutionException if the write is larger than a spool record holds
+     */
     @Override
     public byte[] encode(Turn turn) {
-        return SpoolRecord.encode(turn);
+        try {
+            return SpoolRecord.encode(turn);
+        } catch (IllegalArgumentException e) {
+            throw new RejectedExecutionException(e.getMessage() + "; the write was not accepted and is counted as "
+                    + "rejected", e);
+        }
     }
 
     @Override
@@ -339,12 +349,8 @@ public final class Spool implements WriteAheadLog {
             throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
                     + " failed (" + failed + "); the write was not accepted and is counted as rejected", failed);
         }
-        if (length > SegmentFormat.MAX_PAYLOAD) {
-            throw new RejectedExecutionException("a write of " + length + " bytes is larger than a spool record "
-                    + "holds (" + SegmentFormat.MAX_PAYLOAD + "); it was not accepted and is counted as rejected");
-        }
         long held = bytes.get();
-        long need = (long) SegmentFormat.RECORD_OVERHEAD + length + header.length; // a new segment may be needed
+        long need = (long) length + header.length; // a new segment may be needed
         if (held + need > maxBytes) {
             rejectedFull.incrementAndGet();
             throw new SpoolFullException(dir, held, maxBytes, length, managerName);
@@ -353,7 +359,16 @@ public final class Spool implements WriteAheadLog {
 
     @Override
     public long append(byte[] encoded, long seq) {
-        int length = SegmentFormat.RECORD_OVERHEAD + encoded.length;
+        return append(encoded, true, seq);
+    }
+
+    /**
+     * Under the order lock: copies a record into the buffer, starting a new segment first if it
+     * would not fit in this one, and seals it with its sequence number and the time ({@link
+     * SpoolRecord#seal}) unless it is sealed already (a failed write carried over).
+     */
+    private long append(byte[] record, boolean seal, long seq) {
+        int length = record.length;
         if (appendEnd > header.length && appendEnd + length > segmentBytes) {
             appendSegment++;
             appendEnd = header.length;
@@ -364,10 +379,13 @@ public final class Spool implements WriteAheadLog {
             buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, buffered + length));
         }
         boolean wasEmpty = buffered == 0;
-        int payloadAt = buffered + SegmentFormat.RECORD_OVERHEAD;
-        System.arraycopy(encoded, 0, buffer, payloadAt, encoded.length);
-        SpoolRecord.putSeq(buffer, payloadAt, seq);
-        SegmentFormat.seal(buffer, buffered, encoded.length, crc);
+        if (wasEmpty) {
+            clockMillis = System.currentTimeMillis(); // one clock read per commit, not per write
+        }
+        System.arraycopy(record, 0, buffer, buffered, length);
+        if (seal) {
+            SpoolRecord.seal(buffer, buffered, length, seq, clockMillis);
+        }
         buffered += length;
         appendEnd += length;
         appendedCount++;
@@ -388,7 +406,7 @@ public final class Spool implements WriteAheadLog {
      */
     @Override
     public void keepFailed(Turn turn) {
-        byte[] record = SegmentFormat.record(SpoolRecord.encodeKept(turn));
+        byte[] record = SpoolRecord.encodeKept(turn);
         synchronized (failedLock) {
             try {
                 if (closed || failedFile == null && bytes.get() + record.length > maxBytes) {

@@ -8,73 +8,103 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.CRC32C;
 
 /**
- * The payload of one spooled write: {@code [seq][acceptedAt][session][user][assistant][messages]},
- * longs and ints big-endian, each string its UTF-8 length and bytes, the messages a count and
- * each message's role and content. The write id is the segment's id prefix, {@code ':'} and the
- * sequence number, which is filled in last ({@link #putSeq}): a write's place in the queue is
- * known only under the spool's order lock, and everything else is encoded before it. A write
- * kept again after a provider failed it ({@link #encodeKept}) may come from an earlier run, whose
- * prefix is not the segment's: its sequence number is {@link #GIVEN_ID} and its whole id follows
- * it as a string.
+ * One spooled write as a whole {@link SegmentFormat} record, {@code [length][crc][payload]}, whose
+ * payload is {@code [kind][id?][session][user][assistant][messages][seq][acceptedAt]}: ints and
+ * longs big-endian, each string its UTF-8 length and bytes, the messages a count and each
+ * message's role and content. The write id is the segment's id prefix, {@code ':'} and the
+ * sequence number; a write kept again after a provider failed it ({@link #encodeKept}) may come
+ * from an earlier run, whose prefix is not the segment's, so its kind is {@link #GIVEN_ID} and
+ * its whole id follows.
+ *
+ * <p>A write's sequence number (its place in the queue) and its time are known only under the
+ * spool's order lock, so they come last: {@link #encode} builds the record on the caller's thread
+ * with the checksum of everything before them, and {@link #seal} fills them in and finishes the
+ * checksum over their 16 bytes, which is all the work left under the lock.
  */
 final class SpoolRecord {
 
-    /** Where the sequence number sits in the payload. */
-    static final int SEQ_OFFSET = 0;
-    /** The sequence number of a record whose whole write id follows it. */
-    static final long GIVEN_ID = -1;
+    /** The kind of a record whose id is the segment's prefix and its sequence number. */
+    static final byte SEQ_ID = 0;
+    /** The kind of a record whose whole write id follows the kind. */
+    static final byte GIVEN_ID = 1;
+    /** The bytes at the end of the payload: the sequence number and the time. */
+    static final int TAIL = 16;
 
     private SpoolRecord() {}
 
-    /** Encodes a write, its sequence number left 0, its time now. */
+    /**
+     * A new write's record; its sequence number and time are left to {@link #seal}, and its
+     * checksum slot holds the checksum of the length and the payload before them.
+     */
     static byte[] encode(Turn turn) {
-        return encode(turn, null, System.currentTimeMillis());
+        byte[] record = record(turn, null);
+        CRC32C crc = new CRC32C();
+        crc.update(record, 0, 4);
+        crc.update(record, SegmentFormat.RECORD_OVERHEAD, record.length - SegmentFormat.RECORD_OVERHEAD - TAIL);
+        putInt(record, 4, (int) crc.getValue());
+        return record;
     }
 
-    /** Encodes a write to keep again, with its whole id and the time it was first accepted. */
+    /** A whole record of a write to keep again: its id given, the time it was first accepted, sealed. */
     static byte[] encodeKept(Turn turn) {
-        return encode(turn, utf8(turn.writeId()), turn.acceptedAt().toEpochMilli());
+        byte[] record = record(turn, utf8(turn.writeId()));
+        int tail = record.length - TAIL;
+        putLong(record, tail, -1);
+        putLong(record, tail + 8, turn.acceptedAt().toEpochMilli());
+        CRC32C crc = new CRC32C();
+        crc.update(record, 0, 4);
+        crc.update(record, SegmentFormat.RECORD_OVERHEAD, record.length - SegmentFormat.RECORD_OVERHEAD);
+        putInt(record, 4, (int) crc.getValue());
+        return record;
     }
 
-    private static byte[] encode(Turn turn, byte[] givenId, long acceptedAtMillis) {
+    /**
+     * Completes a record {@link #encode} made, copied to {@code buffer} at {@code at}: its sequence
+     * number and time, and its checksum over them.
+     */
+    static void seal(byte[] buffer, int at, int length, long seq, long acceptedAtMillis) {
+        int tail = at + length - TAIL;
+        putLong(buffer, tail, seq);
+        putLong(buffer, tail + 8, acceptedAtMillis);
+        putInt(buffer, at + 4, Crc32c.resume(getInt(buffer, at + 4), buffer, tail, TAIL));
+    }
+
+    private static byte[] record(Turn turn, byte[] givenId) {
         byte[] session = utf8(turn.sessionId());
         byte[] user = utf8(turn.userContent());
         byte[] assistant = utf8(turn.assistantContent());
         List<Message> messages = turn.messages();
         byte[][] parts = new byte[messages.size() * 2][];
-        int size = 8 + (givenId == null ? 0 : 4 + givenId.length) + 8 + 4 + session.length + 4 + user.length + 4
-                + assistant.length + 4;
+        int payload = 1 + (givenId == null ? 0 : 4 + givenId.length) + 4 + session.length + 4 + user.length + 4
+                + assistant.length + 4 + TAIL;
         for (int i = 0; i < messages.size(); i++) {
             parts[2 * i] = utf8(messages.get(i).role());
             parts[2 * i + 1] = utf8(messages.get(i).content());
-            size += 8 + parts[2 * i].length + parts[2 * i + 1].length;
+            payload += 8 + parts[2 * i].length + parts[2 * i + 1].length;
         }
-        ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.BIG_ENDIAN);
-        if (givenId == null) {
-            out.putLong(0);
-        } else {
-            out.putLong(GIVEN_ID);
-            putString(out, givenId);
+        if (payload > SegmentFormat.MAX_PAYLOAD) {
+            throw new IllegalArgumentException("a spool record holds at most " + SegmentFormat.MAX_PAYLOAD
+                    + " bytes; this write needs " + payload);
         }
-        out.putLong(acceptedAtMillis);
-        putString(out, session);
-        putString(out, user);
-        putString(out, assistant);
-        out.putInt(messages.size());
+        byte[] out = new byte[SegmentFormat.RECORD_OVERHEAD + payload];
+        putInt(out, 0, payload);
+        int at = SegmentFormat.RECORD_OVERHEAD;
+        out[at++] = givenId == null ? SEQ_ID : GIVEN_ID;
+        if (givenId != null) {
+            at = putString(out, at, givenId);
+        }
+        at = putString(out, at, session);
+        at = putString(out, at, user);
+        at = putString(out, at, assistant);
+        putInt(out, at, messages.size());
+        at += 4;
         for (byte[] part : parts) {
-            putString(out, part);
+            at = putString(out, at, part);
         }
-        return out.array();
-    }
-
-    /** Writes the sequence number into a payload copied to {@code buffer} at {@code at}. */
-    static void putSeq(byte[] buffer, int at, long seq) {
-        for (int i = 7; i >= 0; i--) {
-            buffer[at + SEQ_OFFSET + i] = (byte) seq;
-            seq >>>= 8;
-        }
+        return out;
     }
 
     /**
@@ -86,10 +116,12 @@ final class SpoolRecord {
      */
     static Turn decode(String idPrefix, byte[] payload) {
         try {
-            ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.BIG_ENDIAN);
-            long seq = in.getLong();
-            String writeId = seq == GIVEN_ID ? getString(in) : idPrefix + ':' + seq;
-            Instant acceptedAt = Instant.ofEpochMilli(in.getLong());
+            ByteBuffer in = ByteBuffer.wrap(payload, 0, payload.length - TAIL).order(ByteOrder.BIG_ENDIAN);
+            byte kind = in.get();
+            if (kind != SEQ_ID && kind != GIVEN_ID) {
+                throw new IllegalArgumentException("a record of kind " + kind);
+            }
+            String givenId = kind == GIVEN_ID ? getString(in) : null;
             String session = getString(in);
             String user = getString(in);
             String assistant = getString(in);
@@ -104,7 +136,9 @@ final class SpoolRecord {
             if (in.hasRemaining()) {
                 throw new IllegalArgumentException(in.remaining() + " bytes after the last message");
             }
-            return Turn.of(writeId, session, user, assistant, messages, acceptedAt);
+            long seq = getLong(payload, payload.length - TAIL);
+            String writeId = givenId != null ? givenId : idPrefix + ':' + seq;
+            return Turn.of(writeId, session, user, assistant, messages, Instant.ofEpochMilli(acceptedAtMillis(payload)));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("not a spooled write: " + e.getMessage(), e);
         }
@@ -112,19 +146,17 @@ final class SpoolRecord {
 
     /** {@return the time a payload was accepted, in epoch milliseconds} */
     static long acceptedAtMillis(byte[] payload) {
-        ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.BIG_ENDIAN);
-        if (in.getLong() == GIVEN_ID) {
-            getString(in);
-        }
-        return in.getLong();
+        return getLong(payload, payload.length - 8);
     }
 
     private static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static void putString(ByteBuffer out, byte[] bytes) {
-        out.putInt(bytes.length).put(bytes);
+    private static int putString(byte[] out, int at, byte[] bytes) {
+        putInt(out, at, bytes.length);
+        System.arraycopy(bytes, 0, out, at + 4, bytes.length);
+        return at + 4 + bytes.length;
     }
 
     private static String getString(ByteBuffer in) {
@@ -136,5 +168,54 @@ final class SpoolRecord {
         String s = new String(in.array(), in.position(), length, StandardCharsets.UTF_8);
         in.position(in.position() + length);
         return s;
+    }
+
+    static void putInt(byte[] b, int at, int v) {
+        b[at] = (byte) (v >>> 24);
+        b[at + 1] = (byte) (v >>> 16);
+        b[at + 2] = (byte) (v >>> 8);
+        b[at + 3] = (byte) v;
+    }
+
+    static int getInt(byte[] b, int at) {
+        return (b[at] & 0xFF) << 24 | (b[at + 1] & 0xFF) << 16 | (b[at + 2] & 0xFF) << 8 | b[at + 3] & 0xFF;
+    }
+
+    static void putLong(byte[] b, int at, long v) {
+        putInt(b, at, (int) (v >>> 32));
+        putInt(b, at + 4, (int) v);
+    }
+
+    static long getLong(byte[] b, int at) {
+        return (long) getInt(b, at) << 32 | getInt(b, at + 4) & 0xFFFFFFFFL;
+    }
+
+    /**
+     * CRC32C continued from a finished value over more bytes: what {@link CRC32C} would give for
+     * the bytes before and these together. The JDK's class cannot resume from a value, and this
+     * runs over 16 bytes only, so a table is enough.
+     */
+    static final class Crc32c {
+        private static final int[] TABLE = new int[256];
+
+        static {
+            for (int n = 0; n < 256; n++) {
+                int c = n;
+                for (int k = 0; k < 8; k++) {
+                    c = (c & 1) != 0 ? c >>> 1 ^ 0x82F63B78 : c >>> 1;
+                }
+                TABLE[n] = c;
+            }
+        }
+
+        private Crc32c() {}
+
+        static int resume(int crc, byte[] bytes, int from, int count) {
+            int c = ~crc;
+            for (int i = from; i < from + count; i++) {
+                c = TABLE[(c ^ bytes[i]) & 0xFF] ^ c >>> 8;
+            }
+            return ~c;
+        }
     }
 }

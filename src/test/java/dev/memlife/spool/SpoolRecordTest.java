@@ -1,0 +1,85 @@
+package dev.memlife.spool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.Message;
+import dev.memlife.Turn;
+import dev.memlife.testing.RecordingProvider;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.zip.CRC32C;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link SpoolRecord}: a record sealed under the order lock checks like one checksummed whole, and
+ * reads back as the write it was made from.
+ */
+class SpoolRecordTest {
+
+    @TempDir
+    Path tmp;
+
+    @Property(tries = 300)
+    void resumingTheChecksumOverMoreBytesIsTheChecksumOfTheWhole(@ForAll byte[] head, @ForAll byte[] tail) {
+        CRC32C first = new CRC32C();
+        first.update(head);
+        CRC32C whole = new CRC32C();
+        whole.update(head);
+        whole.update(tail);
+        assertThat(SpoolRecord.Crc32c.resume((int) first.getValue(), tail, 0, tail.length))
+                .isEqualTo((int) whole.getValue());
+    }
+
+    @Test
+    void aSealedRecordChecksAndReadsBackWithItsIdTimeAndMessages() {
+        Turn turn = Turn.of("unused", "s-1", "é✓ user", "reply", List.of(Message.user("a"), Message.assistant("b")),
+                Instant.EPOCH);
+        byte[] record = SpoolRecord.encode(turn);
+        byte[] buffer = new byte[record.length + 5];
+        System.arraycopy(record, 0, buffer, 5, record.length);
+        SpoolRecord.seal(buffer, 5, record.length, 42, 1_700_000_000_123L);
+        byte[] segment = concat(SegmentFormat.header("prefix"), Arrays.copyOfRange(buffer, 5, buffer.length));
+        SegmentFormat.Contents c = SegmentFormat.read("s", segment);
+        assertThat(c.corrupt()).isEmpty();
+        Turn back = SpoolRecord.decode(c.idPrefix(), c.entries().get(0).payload());
+        assertThat(back.writeId()).isEqualTo("prefix:42");
+        assertThat(back.acceptedAt()).isEqualTo(Instant.ofEpochMilli(1_700_000_000_123L));
+        assertThat(back.sessionId()).isEqualTo("s-1");
+        assertThat(back.userContent()).isEqualTo("é✓ user");
+        assertThat(back.messages()).containsExactly(Message.user("a"), Message.assistant("b"));
+
+        byte[] kept = SpoolRecord.encodeKept(Turn.of("old-run:7", "s", "u", "a", List.of(),
+                Instant.ofEpochMilli(99)));
+        SegmentFormat.Contents k = SegmentFormat.read("k", concat(SegmentFormat.header(""), kept));
+        Turn keptBack = SpoolRecord.decode("", k.entries().get(0).payload());
+        assertThat(keptBack.writeId()).isEqualTo("old-run:7");
+        assertThat(keptBack.acceptedAt()).isEqualTo(Instant.ofEpochMilli(99));
+    }
+
+    @Test
+    void aWriteTooLargeForARecordIsRefusedBeforeAnythingIsQueued() {
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager manager = MemoryManager.builder().spool(Spool.open(tmp.resolve("spool"))).build();
+        manager.addProvider(store);
+        String huge = "x".repeat(SegmentFormat.MAX_PAYLOAD);
+        assertThatThrownBy(() -> manager.syncAll(huge, "a", "s")).isInstanceOf(RejectedExecutionException.class)
+                .hasMessageContaining("at most " + SegmentFormat.MAX_PAYLOAD).hasMessageContaining("counted as rejected");
+        assertThat(manager.figures().rejected()).isEqualTo(1);
+        assertThat(manager.figures().accepted()).isZero();
+        manager.shutdownAll();
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+}
