@@ -100,12 +100,30 @@ public final class WriteBehind<S> {
     public record Counts(long saves, long deletes, long coalesced, long sinkSaves, long sinkDeletes,
             long sinkFailures, long rejected, int pending) {}
 
+    /**
+     * How logs and errors word things for one decorator.
+     *
+     * @param component the decorator, e.g. "write-behind chat memory store 'x'"
+     * @param id an id, e.g. "memory id"
+     * @param sink what the sink is, e.g. "store"
+     * @param save a save, e.g. "update"
+     */
+    public record Words(String component, String id, String sink, String save) {
+        public Words {
+            requireNonNull(component, "component");
+            requireNonNull(id, "id");
+            requireNonNull(sink, "sink");
+            requireNonNull(save, "save");
+        }
+    }
+
     /** The state waiting for an id: {@link #state} is null for a delete. */
     public record Waiting<S>(S state) {}
 
     private final Sink<S> sink;
     private final String component;
     private final String idNoun;
+    private final Words words;
     private final long keepAliveNanos;
     private final Ticker ticker;
     private final Threads threads;
@@ -163,19 +181,19 @@ public final class WriteBehind<S> {
     /**
      * @param sink where the states go
      * @param name the decorator's name, the key of its throttled failure log
-     * @param component how logs and errors name the decorator, e.g. "write-behind chat memory store 'x'"
-     * @param idNoun how logs and errors name an id, e.g. "memory id"
+     * @param words how logs and errors word things
      * @param threads the writer thread's policy and name
      * @param keepAlive how long the writer waits idle before it retires (real clock)
      * @param ticker the time source of flush's and shutdown's deadlines
      * @param log the decorator's logger
      */
-    public WriteBehind(Sink<S> sink, String name, String component, String idNoun, Threads threads,
+    public WriteBehind(Sink<S> sink, String name, Words words, Threads threads,
             Duration keepAlive, Ticker ticker, Logger log) {
         this.sink = requireNonNull(sink, "sink");
         this.name = requireNonNull(name, "name");
-        this.component = requireNonNull(component, "component");
-        this.idNoun = requireNonNull(idNoun, "idNoun");
+        this.words = requireNonNull(words, "words");
+        this.component = words.component();
+        this.idNoun = words.id();
         this.threads = requireNonNull(threads, "threads");
         this.keepAliveNanos = Checks.saturatedNanos(keepAlive);
         this.ticker = requireNonNull(ticker, "ticker");
@@ -474,7 +492,7 @@ public final class WriteBehind<S> {
             lock.lock();
         }
         inFlight = null;
-        String what = (value == null ? "delete of " : "update of ") + idNoun + " " + p.id;
+        String what = (value == null ? "delete" : words.save()) + " of " + idNoun + " " + p.id;
         if (failure == null) {
             if (value == null) {
                 sinkDeletes++;
@@ -497,9 +515,9 @@ public final class WriteBehind<S> {
             // failed state is the latest: kept, not queued, written again with the next handover,
             // a flush or the shutdown. If something newer came, it is queued and covers them.
             p.oldest = p.oldest == 0 ? inFlightOldest : Math.min(p.oldest, inFlightOldest);
-            failureLog.warn(name, component + ": the store failed the " + what + " (" + failure
-                    + "); the state is kept, readable, and written again with that id's next update, a flush or the"
-                    + " shutdown", failure);
+            failureLog.warn(name, component + ": the " + words.sink() + " failed the " + what + " (" + failure
+                    + "); the state is kept, readable, and written again with that id's next " + words.save()
+                    + ", a flush or the shutdown", failure);
         }
         changed.signalAll();
     }

@@ -92,7 +92,8 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
             public void delete(Object id) {
                 store.deleteMessages(id);
             }
-        }, b.name, "write-behind chat memory store '" + b.name + "'", "memory id",
+        }, b.name,
+                new WriteBehind.Words("write-behind chat memory store '" + b.name + "'", "memory id", "store", "update"),
                 WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory), b.writerKeepAlive,
                 b.ticker, LOG);
     }
