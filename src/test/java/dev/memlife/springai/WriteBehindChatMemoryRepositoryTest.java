@@ -118,6 +118,27 @@ class WriteBehindChatMemoryRepositoryTest {
     }
 
     @Test
+    void aStateHandedOverWhileAnotherIsWrittenIsReadBackUntilItIsWrittenToo() throws Exception {
+        WriteBehindChatMemoryRepository repository = track(over(slow).build());
+        ChatMemory memory = window(repository);
+        slow.hold();
+
+        memory.add("c1", new UserMessage("a"));
+        assertThat(slow.awaitEntered(WAIT)).as("[a] in flight, held").isTrue();
+        memory.add("c1", new UserMessage("b"));            // handed over while [a] is written
+        slow.allow(1);                                     // [a] returns; the writer takes [a, b], held
+        assertThat(slow.awaitEntered(WAIT)).as("[a, b] in flight, held").isTrue();
+
+        assertThat(slow.stored("c1")).containsExactly("a");
+        assertThat(texts(memory.get("c1"))).as("the newer state, not the repository's older one").containsExactly("a", "b");
+        assertThat(repository.figures().pending()).isEqualTo(1);
+        slow.open();
+        assertThat(repository.flush(WAIT)).isTrue();
+        assertThat(slow.stored("c1")).containsExactly("a", "b");
+        assertThat(repository.figures().pending()).isZero();
+    }
+
+    @Test
     void findConversationIdsIncludesPendingSavesAndExcludesPendingDeletes() throws Exception {
         slow.saveAll("stored", List.of(new UserMessage("a")));
         slow.saveAll("doomed", List.of(new UserMessage("b")));
