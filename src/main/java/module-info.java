@@ -8,8 +8,8 @@
  * sessions in the background and drains everything at JVM shutdown; {@link dev.memlife.store} is a
  * JDBC provider for SQLite and PostgreSQL; {@link dev.memlife.spool} is the durable write-ahead
  * spool that makes accepted writes survive a crash; {@link dev.memlife.langchain4j} plugs memlife
- * under and over LangChain4j's chat memory; {@link dev.memlife.testing} is the test kit for users'
- * own tests.
+ * under and over LangChain4j's chat memory, {@link dev.memlife.springai} under Spring AI's; {@link
+ * dev.memlife.testing} is the test kit for users' own tests.
  *
  * <p>The only module memlife needs at run time is {@code org.slf4j}. The JDBC drivers of the store
  * are found through {@link java.sql.DriverManager}, so they may sit on the class path or the module
@@ -19,9 +19,13 @@
  * with {@code requires static transitive}, so the rest of memlife resolves and runs without it, and
  * where LangChain4j is present, readers of this module read it too. LangChain4j's jars (1.19.0)
  * declare no module name, so on the module path {@code langchain4j-core} is the automatic module
- * {@code langchain4j.core}, named after its file; that is the name required here. javac's warnings
- * about requiring an automatic module are suppressed on the declaration: it is the only automatic
- * module required.
+ * {@code langchain4j.core}, named after its file; that is the name required here.
+ *
+ * <p>Spring AI is optional the same way: only {@link dev.memlife.springai} uses it, read with
+ * {@code requires static transitive}. Its {@code spring-ai-model} jar (1.1.2, and 2.0.1) declares no
+ * module name either, so the name required is the file-based {@code spring.ai.model}. javac's
+ * warnings about requiring an automatic module are suppressed on the declaration: these two are the
+ * only automatic modules required.
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.memlife {
@@ -32,6 +36,8 @@ module dev.memlife {
     // declares another name needs --add-reads dev.memlife=<that name> on the module path until
     // this line follows it.
     requires static transitive langchain4j.core;
+    // dev.memlife.springai only, the same way (a file-name based automatic module, see above).
+    requires static transitive spring.ai.model;
     // JdbcMemoryProvider.builder(DataSource) takes a javax.sql.DataSource, so readers of this
     // module need java.sql too.
     requires transitive java.sql;
@@ -41,6 +47,7 @@ module dev.memlife {
     exports dev.memlife.gateway;
     exports dev.memlife.langchain4j;
     exports dev.memlife.session;
+    exports dev.memlife.springai;
     exports dev.memlife.spool;
     exports dev.memlife.store;
     exports dev.memlife.testing;

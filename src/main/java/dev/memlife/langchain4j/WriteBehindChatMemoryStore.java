@@ -7,19 +7,12 @@ import dev.langchain4j.store.memory.chat.ChatMemoryStore;
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
-import dev.memlife.internal.Deadline;
-import dev.memlife.internal.ThrottledLog;
-import dev.memlife.internal.Threads;
+import dev.memlife.internal.WriteBehind;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,80 +72,30 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
 
     private static final Logger LOG = LoggerFactory.getLogger(WriteBehindChatMemoryStore.class);
 
-    /** The lifecycle; moves only forward, under {@link #lock}. */
-    private enum State {
-        /** Takes updates. */
-        OPEN,
-        /** A shutdown is draining: updates are refused, the writer writes what waits. */
-        DRAINING,
-        /** A shutdown's deadline passed or everything was written: the writer takes nothing more. */
-        CLOSED
-    }
-
     private final ChatMemoryStore store;
     private final String name;
     private final Duration closeTimeout;
-    private final long keepAliveNanos;
-    private final Ticker ticker;
-    private final Threads threads;
-    private final ThrottledLog failureLog = new ThrottledLog(LOG);
-
-    /** Guards every field below; {@link #changed} is signalled whenever any of them changes. */
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
-
-    /** The latest state of every memory id not yet in the store (in flight, queued or failed). */
-    private final Map<Object, Pending> pending = new LinkedHashMap<>();
-    /** Entries whose latest state waits for the writer, in the order they first waited. */
-    private final ArrayDeque<Pending> queue = new ArrayDeque<>();
-    /** The entry whose state the writer is handing to the store now, or null. */
-    private Pending inFlight;
-    /** The oldest handover the in-flight write covers (see {@link Pending#oldest}). */
-    private long inFlightOldest;
-    /** Handovers so far: the sequence number of the last one. */
-    private long handovers;
-    private Thread writer;
-    private State state = State.OPEN;
-    /** The memory ids written after a shutdown began, for its report. */
-    private final List<Object> writtenWhileDraining = new ArrayList<>();
-    private long updates;
-    private long deletes;
-    private long coalesced;
-    private long storeUpdates;
-    private long storeDeletes;
-    private long storeFailures;
-    private long rejected;
-
-    /**
-     * One memory id's state that is not in the store yet. Guarded by the store's lock.
-     */
-    private static final class Pending {
-        final Object memoryId;
-        /** The latest state handed over: the messages, or null for a delete. */
-        List<ChatMessage> messages;
-        /**
-         * The sequence number of the oldest handover of this id that no write has taken yet (the
-         * one {@link #messages} replaced first); 0 when every handover of this id is written or
-         * being written. A flush waits for every entry whose oldest is at most its barrier.
-         */
-        long oldest;
-        /** Whether the entry is in the writer's queue. Not queued with {@code oldest != 0}: it failed. */
-        boolean queued;
-        /** What the store threw on the last write of this id, or null. */
-        Throwable failure;
-
-        Pending(Object memoryId) {
-            this.memoryId = memoryId;
-        }
-    }
+    /** The write-behind itself, shared with memlife's Spring AI repository; this class adapts it. */
+    private final WriteBehind<List<ChatMessage>> engine;
 
     private WriteBehindChatMemoryStore(Builder b) {
         this.store = b.store;
         this.name = b.name;
         this.closeTimeout = b.closeTimeout;
-        this.keepAliveNanos = Checks.saturatedNanos(b.writerKeepAlive);
-        this.ticker = b.ticker;
-        this.threads = Threads.named("memlife-chat-writer-" + b.name).orUser(b.threadFactory);
+        this.engine = new WriteBehind<>(new WriteBehind.Sink<>() {
+            @Override
+            public void save(Object id, List<ChatMessage> messages) {
+                store.updateMessages(id, messages);
+            }
+
+            @Override
+            public void delete(Object id) {
+                store.deleteMessages(id);
+            }
+        }, b.name,
+                new WriteBehind.Words("write-behind chat memory store '" + b.name + "'", "memory id", "store", "update"),
+                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory), b.writerKeepAlive,
+                b.ticker, LOG);
     }
 
     /**
@@ -192,17 +135,12 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
     @Override
     public List<ChatMessage> getMessages(Object memoryId) {
         requireNonNull(memoryId, "memoryId");
-        lock.lock();
-        try {
-            Pending p = pending.get(memoryId);
-            if (p != null) {
-                return p.messages == null ? new ArrayList<>() : new ArrayList<>(p.messages);
-            }
-        } finally {
-            lock.unlock();
+        WriteBehind.Waiting<List<ChatMessage>> waiting = engine.waiting(memoryId);
+        if (waiting != null) {
+            return waiting.state() == null ? new ArrayList<>() : new ArrayList<>(waiting.state());
         }
         // Nothing waits for this id, so the store has its latest state: an entry leaves the
-        // pending map only after the store returned from writing it.
+        // engine only after the store returned from writing it.
         List<ChatMessage> stored = store.getMessages(memoryId);
         return stored == null ? new ArrayList<>() : stored;
     }
@@ -221,7 +159,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
     @Override
     public void updateMessages(Object memoryId, List<ChatMessage> messages) {
         requireNonNull(memoryId, "memoryId");
-        handOver(memoryId, copyOf(messages), "updateMessages");
+        engine.handOver(memoryId, copyOf(messages), "updateMessages");
     }
 
     /**
@@ -238,7 +176,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
     @Override
     public void deleteMessages(Object memoryId) {
         requireNonNull(memoryId, "memoryId");
-        handOver(memoryId, null, "deleteMessages");
+        engine.handOver(memoryId, null, "deleteMessages");
     }
 
     private static List<ChatMessage> copyOf(List<ChatMessage> messages) {
@@ -251,46 +189,6 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
             copy.add(m);
         }
         return List.copyOf(copy);
-    }
-
-    /** Makes {@code messages} (null: a delete) the latest state of {@code memoryId}. */
-    private void handOver(Object memoryId, List<ChatMessage> messages, String operation) {
-        lock.lock();
-        try {
-            if (state != State.OPEN) {
-                rejected++;
-                throw new StoppedException(component(), operation + " of memory id " + memoryId);
-            }
-            if (writer == null) {
-                Throwable refused = startWriter();
-                if (refused != null) {
-                    rejected++;
-                    throw new RejectedExecutionException(component() + ": no writer thread could be started; "
-                            + operation + " of memory id " + memoryId + " was not taken", refused);
-                }
-            }
-            long seq = ++handovers;
-            if (messages == null) {
-                deletes++;
-            } else {
-                updates++;
-            }
-            Pending p = pending.computeIfAbsent(memoryId, Pending::new);
-            if (p.oldest != 0) {
-                coalesced++; // the state it replaces was never written, and never will be
-            } else {
-                p.oldest = seq;
-            }
-            p.messages = messages;
-            p.failure = null;
-            if (!p.queued) {
-                p.queued = true;
-                queue.addLast(p);
-            }
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
     }
 
     /**
@@ -306,61 +204,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
      * @throws IllegalArgumentException if {@code timeout} is negative or too large to measure
      */
     public boolean flush(Duration timeout) {
-        Deadline deadline = Deadline.after(ticker, Checks.nonNegative(timeout, "timeout"));
-        lock.lock();
-        try {
-            long barrier = handovers;
-            if (state != State.CLOSED) {
-                retryFailed();
-            }
-            while (true) {
-                Barrier b = barrier(barrier);
-                if (b == Barrier.MET) {
-                    return true;
-                }
-                if (b == Barrier.FAILED || state == State.CLOSED || deadline.expired()) {
-                    return false;
-                }
-                if (writer == null && !queue.isEmpty() && startWriter() != null) {
-                    return false;
-                }
-                changed.awaitNanos(deadline.sliceNanos());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private enum Barrier { MET, WAITING, FAILED }
-
-    /** Where the handovers up to {@code barrier} stand. Under the lock. */
-    private Barrier barrier(long barrier) {
-        Barrier result = inFlight != null && inFlightOldest <= barrier ? Barrier.WAITING : Barrier.MET;
-        for (Pending p : pending.values()) {
-            if (p.oldest != 0 && p.oldest <= barrier) {
-                if (!p.queued) {
-                    return Barrier.FAILED; // refused, and not queued again: nothing will write it now
-                }
-                result = Barrier.WAITING;
-            }
-        }
-        return result;
-    }
-
-    /** Queues every entry whose write failed again. Under the lock. */
-    private void retryFailed() {
-        for (Pending p : pending.values()) {
-            if (p.oldest != 0 && !p.queued) {
-                p.queued = true;
-                queue.addLast(p);
-            }
-        }
-        if (!queue.isEmpty()) {
-            changed.signalAll();
-        }
+        return engine.flush(Checks.nonNegative(timeout, "timeout"));
     }
 
     /**
@@ -390,58 +234,13 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
      * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
      */
     public WriteBehindReport shutdown(Duration budget) {
-        Deadline deadline = Deadline.after(ticker, Checks.nonNegative(budget, "budget"));
-        WriteBehindReport report;
-        boolean interrupted = false;
-        boolean closedHere;
-        lock.lock();
-        try {
-            if (state == State.OPEN) {
-                state = State.DRAINING;
-                retryFailed();
-            }
-            while (state != State.CLOSED && (inFlight != null || !queue.isEmpty()) && !deadline.expired()) {
-                if (writer == null && !queue.isEmpty() && startWriter() != null) {
-                    break; // no thread to write with: what waits is abandoned
-                }
-                try {
-                    changed.awaitNanos(deadline.sliceNanos());
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                    break;
-                }
-            }
-            closedHere = state != State.CLOSED;
-            state = State.CLOSED;
-            changed.signalAll();
-            report = report(deadline);
-        } finally {
-            lock.unlock();
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        if (closedHere && !report.complete()) {
+        WriteBehind.Outcome o = engine.shutdown(Checks.nonNegative(budget, "budget"));
+        WriteBehindReport report = new WriteBehindReport(o.written(), o.failed(), o.abandoned(), o.stillRunning(),
+                figures(o.counts()), o.budget(), o.elapsed());
+        if (o.closedHere() && !report.complete()) {
             LOG.warn("{}: shutdown left memory ids unwritten: {}", component(), report);
         }
         return report;
-    }
-
-    /** The report of a shutdown ending now. Under the lock. */
-    private WriteBehindReport report(Deadline deadline) {
-        List<Object> abandoned = new ArrayList<>(queue.size());
-        for (Pending p : queue) {
-            abandoned.add(p.memoryId);
-        }
-        Map<Object, Throwable> failed = new LinkedHashMap<>();
-        for (Pending p : pending.values()) {
-            if (p.oldest != 0 && !p.queued) {
-                failed.put(p.memoryId, p.failure);
-            }
-        }
-        List<Object> stillRunning = inFlight != null && inFlight.oldest == 0 ? List.of(inFlight.memoryId) : List.of();
-        return new WriteBehindReport(writtenWhileDraining, failed, abandoned, stillRunning, figuresNow(),
-                deadline.budget(), deadline.elapsed());
     }
 
     /**
@@ -450,120 +249,12 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
      * @return the counters and the number of memory ids waiting
      */
     public WriteBehindFigures figures() {
-        lock.lock();
-        try {
-            return figuresNow();
-        } finally {
-            lock.unlock();
-        }
+        return figures(engine.counts());
     }
 
-    private WriteBehindFigures figuresNow() {
-        return new WriteBehindFigures(updates, deletes, coalesced, storeUpdates, storeDeletes, storeFailures, rejected,
-                pending.size());
-    }
-
-    /** Starts the writer; under the lock. {@return null, or why no thread could be started} */
-    private Throwable startWriter() {
-        Throwable[] refused = new Throwable[1];
-        writer = threads.start(this::runWriter, t -> refused[0] = t);
-        if (writer == null) {
-            LOG.warn("{}: no writer thread could be started", component(), refused[0]);
-        }
-        return writer == null ? refused[0] : null;
-    }
-
-    /** The writer thread's body: writes the queue's entries, one at a time, until idle or closed. */
-    private void runWriter() {
-        lock.lock();
-        try {
-            while (true) {
-                Pending p = state == State.CLOSED ? null : queue.pollFirst();
-                if (p != null) {
-                    write(p);
-                } else if (!awaitWork()) {
-                    return;
-                }
-            }
-        } finally {
-            if (writer == Thread.currentThread()) {
-                writer = null; // under the lock: the next handover sees it and starts another
-            }
-            changed.signalAll();
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Waits, idle, for the queue to fill, at most the keep-alive (on the real clock). Under the
-     * lock. {@return whether there is work; false: the writer retires}
-     */
-    private boolean awaitWork() {
-        long end = System.nanoTime() + keepAliveNanos;
-        while (queue.isEmpty() && state != State.CLOSED) {
-            long left = end - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
-            try {
-                changed.awaitNanos(left);
-            } catch (InterruptedException e) {
-                // Nobody should interrupt memlife's writer; the flag is cleared, the wait goes on.
-            }
-        }
-        return state != State.CLOSED;
-    }
-
-    /** Writes {@code p}'s latest state; called and returns under the lock, calls the store without it. */
-    private void write(Pending p) {
-        List<ChatMessage> messages = p.messages;
-        p.queued = false;
-        inFlight = p;
-        inFlightOldest = p.oldest;
-        p.oldest = 0;
-        Throwable failure = null;
-        lock.unlock();
-        try {
-            if (messages == null) {
-                store.deleteMessages(p.memoryId);
-            } else {
-                store.updateMessages(p.memoryId, messages);
-            }
-        } catch (Throwable t) { // whatever the store throws is its failure of this write, Errors too
-            failure = t;
-        } finally {
-            Thread.interrupted(); // an interrupt the store left is not the writer's
-            lock.lock();
-        }
-        inFlight = null;
-        String what = (messages == null ? "delete of memory id " : "update of memory id ") + p.memoryId;
-        if (failure == null) {
-            if (messages == null) {
-                storeDeletes++;
-            } else {
-                storeUpdates++;
-            }
-            if (p.oldest == 0) { // nothing newer was handed over meanwhile: the store has the latest
-                pending.remove(p.memoryId);
-                if (state != State.OPEN) {
-                    writtenWhileDraining.add(p.memoryId);
-                }
-            }
-            if (state == State.CLOSED) {
-                LOG.info("{}: the {} still running at the shutdown deadline ended: written", component(), what);
-            }
-        } else {
-            storeFailures++;
-            p.failure = failure;
-            // The handovers this write covered are unwritten again. If nothing newer came, the
-            // failed state is the latest: kept, not queued, written again with the next handover,
-            // a flush or the shutdown. If something newer came, it is queued and covers them.
-            p.oldest = p.oldest == 0 ? inFlightOldest : Math.min(p.oldest, inFlightOldest);
-            failureLog.warn(name, component() + ": the store failed the " + what + " (" + failure
-                    + "); the state is kept, readable, and written again with that id's next update, a flush or the"
-                    + " shutdown", failure);
-        }
-        changed.signalAll();
+    private static WriteBehindFigures figures(WriteBehind.Counts c) {
+        return new WriteBehindFigures(c.saves(), c.deletes(), c.coalesced(), c.sinkSaves(), c.sinkDeletes(),
+                c.sinkFailures(), c.rejected(), c.pending());
     }
 
     private String component() {

@@ -292,6 +292,17 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
                 c -> tables.turns(c, sessionId, Integer.MAX_VALUE));
     }
 
+    /**
+     * The sessions with stored turns: the listing a chat memory repository over this store answers
+     * Spring AI's {@code ChatMemoryRepository.findConversationIds()} with. One query, retried like a
+     * write.
+     *
+     * @return their ids, each once, in the order of their first stored turn; empty if none
+     */
+    public List<String> sessionIds() {
+        return read("list the sessions", tables::sessionIds);
+    }
+
     /** {@return every session boundary recorded, oldest first} */
     public List<StoredSessionEnd> sessionEnds() {
         return read("read the session ends", tables::sessionEnds);

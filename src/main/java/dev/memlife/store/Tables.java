@@ -166,6 +166,19 @@ final class Tables {
         return out;
     }
 
+    /** The ids of the sessions with stored turns, each once, in the order of their first stored turn. */
+    List<String> sessionIds(Connection c) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT session_id FROM " + turns + " GROUP BY session_id ORDER BY MIN(id)");
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(Codec.string(rs.getString(1)));
+            }
+        }
+        return out;
+    }
+
     List<StoredSessionEnd> sessionEnds(Connection c) throws SQLException {
         List<StoredSessionEnd> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(

@@ -30,7 +30,10 @@ import org.junit.jupiter.api.Timeout;
  * layer's class loader has the platform class loader as its parent, so no class of memlife can
  * come from the test's class path. LangChain4j is not in that layer: the core must resolve and run
  * without it, on the module path and on a class path of its own; a second layer adds LangChain4j's
- * jars, as automatic modules, for the one package that uses them.
+ * jars, as automatic modules, for the one package that uses them. Spring AI is not there either;
+ * its package is checked beside Spring AI on a class path of its own (Spring AI 1.1.2 cannot be put
+ * on the module path at all: {@code spring-ai-model} and {@code spring-ai-commons} both hold the
+ * package {@code org.springframework.ai.embedding}).
  */
 @Timeout(60)
 class NamedModuleIT {
@@ -42,11 +45,13 @@ class NamedModuleIT {
             "dev.memlife.gateway",
             "dev.memlife.langchain4j",
             "dev.memlife.session",
+            "dev.memlife.springai",
             "dev.memlife.store",
             "dev.memlife.spool",
             "dev.memlife.testing");
 
     private static final String LANGCHAIN4J = "langchain4j.core";
+    private static final String SPRING_AI = "spring.ai.model";
 
     private static Path jar;
     private static Path slf4j;
@@ -134,10 +139,57 @@ class NamedModuleIT {
     }
 
     @Test
-    void theCoreRunsOnAClassPathWithoutLangChain4j() throws Exception {
+    void itReadsSpringAiOnlyStaticallySoTheCoreResolvesWithoutIt() throws Exception {
+        Set<Requires> requires = module().getDescriptor().requires();
+
+        assertThat(requires).filteredOn(r -> r.name().equals(SPRING_AI)).singleElement()
+                .satisfies(r -> assertThat(r.modifiers()).as("optional at run time; passed on to readers where present")
+                        .containsExactlyInAnyOrder(Requires.Modifier.STATIC, Requires.Modifier.TRANSITIVE));
+        assertThat(layer.findModule(SPRING_AI)).as("this layer has no Spring AI").isEmpty();
+        assertThat(module().getDescriptor().packages()).contains("dev.memlife.springai");
+        // Only the package that uses Spring AI cannot load without it.
+        ClassLoader loader = layer.findLoader(MODULE);
+        assertThatThrownBy(() -> Class.forName("dev.memlife.springai.WriteBehindChatMemoryRepository", true, loader))
+                .isInstanceOf(NoClassDefFoundError.class)
+                .hasMessageContaining("org/springframework/ai/chat/memory/ChatMemoryRepository");
+    }
+
+    @Test
+    void theSpringAiPackageWorksOnAClassPathBesideSpringAi() throws Exception {
+        URL[] urls = {jar.toUri().toURL(), slf4j.toUri().toURL(),
+                jarOf(org.springframework.ai.chat.memory.ChatMemoryRepository.class).toUri().toURL(),
+                jarOf(org.springframework.ai.content.Content.class).toUri().toURL(),
+                jarOf(org.springframework.util.Assert.class).toUri().toURL(),
+                jarOf(org.apache.commons.logging.LogFactory.class).toUri().toURL()};
+        try (URLClassLoader classPath = new URLClassLoader(urls, ClassLoader.getPlatformClassLoader())) {
+            Class<?> repositoryInterface = classPath.loadClass("org.springframework.ai.chat.memory.ChatMemoryRepository");
+            Class<?> inMemory = classPath.loadClass("org.springframework.ai.chat.memory.InMemoryChatMemoryRepository");
+            Class<?> writeBehind = classPath.loadClass("dev.memlife.springai.WriteBehindChatMemoryRepository");
+            Class<?> userMessage = classPath.loadClass("org.springframework.ai.chat.messages.UserMessage");
+            assertThat(writeBehind.getClassLoader()).as("not the test's copy").isSameAs(classPath);
+
+            Object backing = inMemory.getConstructor().newInstance();
+            Object repository = writeBehind.getMethod("over", repositoryInterface).invoke(null, backing);
+            Object message = userMessage.getConstructor(String.class).newInstance("hi");
+            writeBehind.getMethod("saveAll", String.class, List.class).invoke(repository, "c1", List.of(message));
+            Object flushed = writeBehind.getMethod("flush", Duration.class).invoke(repository, Duration.ofSeconds(10));
+            writeBehind.getMethod("close").invoke(repository);
+
+            assertThat(flushed).isEqualTo(Boolean.TRUE);
+            List<?> written = (List<?>) inMemory.getMethod("findByConversationId", String.class).invoke(backing, "c1");
+            assertThat(written).hasSize(1);
+            assertThat(written.get(0)).isEqualTo(message);
+            assertThat(inMemory.getMethod("findConversationIds").invoke(backing)).isEqualTo(List.of("c1"));
+        }
+    }
+
+    @Test
+    void theCoreRunsOnAClassPathWithoutLangChain4jOrSpringAi() throws Exception {
         try (URLClassLoader classPath = new URLClassLoader(new URL[] {jar.toUri().toURL(), slf4j.toUri().toURL()},
                 ClassLoader.getPlatformClassLoader())) {
             assertThatThrownBy(() -> classPath.loadClass("dev.langchain4j.store.memory.chat.ChatMemoryStore"))
+                    .isInstanceOf(ClassNotFoundException.class);
+            assertThatThrownBy(() -> classPath.loadClass("org.springframework.ai.chat.memory.ChatMemoryRepository"))
                     .isInstanceOf(ClassNotFoundException.class);
             Class<?> managerClass = classPath.loadClass("dev.memlife.MemoryManager");
             Class<?> providerInterface = classPath.loadClass("dev.memlife.MemoryProvider");

@@ -124,6 +124,24 @@ abstract class JdbcMemoryProviderContract {
     }
 
     @Test
+    void sessionIdsListsEverySessionWithStoredTurnsOnceInTheOrderOfItsFirstTurn() {
+        JdbcMemoryProvider store = provider();
+        assertThat(store.sessionIds()).isEmpty();
+        String escaped = "\\nul\0id"; // stored escaped (a backslash, a NUL): listed as given
+        MemoryManager memory = manager(256, store);
+
+        memory.syncAll("u1", "a1", "s-2");
+        memory.syncAll("u2", "a2", "s-1");
+        memory.syncAll("u3", "a3", "s-2");
+        memory.syncAll("u4", "a4", escaped);
+        memory.syncAll("u5", "a5", "s-1");
+        assertThat(memory.flushPending(FLUSH)).isTrue();
+
+        assertThat(store.sessionIds()).containsExactly("s-2", "s-1", escaped);
+        assertThat(store.countTurns(escaped)).isEqualTo(1);
+    }
+
+    @Test
     void theManagerHandsQueuedWritesOverAsOneBatchInOneTransaction() {
         ObservedDataSource db = new ObservedDataSource(dataSource());
         JdbcMemoryProvider store = provider(JdbcMemoryProvider.builder(db));

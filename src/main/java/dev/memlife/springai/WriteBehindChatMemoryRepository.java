@@ -1,0 +1,401 @@
+package dev.memlife.springai;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.memlife.StoppedException;
+import dev.memlife.Ticker;
+import dev.memlife.internal.Checks;
+import dev.memlife.internal.WriteBehind;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.ai.chat.memory.ChatMemoryRepository;
+import org.springframework.ai.chat.messages.Message;
+
+/**
+ * A write-behind {@link ChatMemoryRepository} over any other: {@link #saveAll} and {@link
+ * #deleteByConversationId} return at once, and one writer thread hands the latest state of each
+ * conversation to the repository behind it.
+ *
+ * <p>Spring AI's {@code MessageWindowChatMemory} writes the whole conversation to its repository on
+ * every message ({@code saveAll}), on the caller's thread. Over a slow repository (JDBC, Cassandra,
+ * Neo4j) that is a database round trip per message on the request path, and nothing drains at
+ * shutdown. Put this repository between them:
+ *
+ * <pre>{@code
+ * WriteBehindChatMemoryRepository repository = WriteBehindChatMemoryRepository.over(jdbcRepository);
+ * ChatMemory memory = MessageWindowChatMemory.builder().chatMemoryRepository(repository)
+ *         .maxMessages(20).build();
+ * memory.add(conversationId, new UserMessage("hi"));   // returns without waiting for jdbcRepository
+ * ...
+ * WriteBehindReport report = repository.shutdown(Duration.ofSeconds(5)); // at shutdown: drains, reports
+ * }</pre>
+ *
+ * <p>As a Spring bean, {@link #close()} is its destroy method (Spring infers it from {@link
+ * AutoCloseable}), so the context's shutdown drains it within {@link Builder#closeTimeout}.
+ *
+ * <ul>
+ *   <li><b>Coalesced.</b> At most one state per conversation waits: a new {@code saveAll} replaces
+ *       the one not yet written, so ten messages of one conversation while the repository is busy
+ *       cost one write, of the last state. The memory this repository holds is bounded by the
+ *       conversations written to recently, never by the number of messages.
+ *   <li><b>Read-your-writes.</b> {@link #findByConversationId} returns the state waiting to be
+ *       written if there is one (an empty list if a delete waits), and reads the repository
+ *       otherwise. {@link #findConversationIds} adds the conversations with a save waiting and
+ *       leaves out those with a delete waiting.
+ *   <li><b>Ordered per conversation.</b> The writer writes one conversation at a time, always its
+ *       latest state, so the repository never sees an older state after a newer one. A delete is a
+ *       real {@link ChatMemoryRepository#deleteByConversationId} on the repository: it replaces
+ *       the states waiting before it, and reaches the repository after any save of that
+ *       conversation already being written.
+ *   <li><b>Failures are kept, counted and reported.</b> Whatever the repository throws is its
+ *       failure of that write: it is logged (once per burst) and counted ({@link #figures()}), the
+ *       writer goes on with the other conversations, and the state stays here, read by {@link
+ *       #findByConversationId}, so the chat memory's next message builds on it. It is written again
+ *       with that conversation's next save or delete, by {@link #flush}, and by {@link #shutdown};
+ *       one the repository still refuses at shutdown is in the report's {@link
+ *       WriteBehindReport#failedConversationIds()}. Nothing is dropped silently.
+ *   <li><b>Bounded at shutdown.</b> {@link #flush(Duration)} is a barrier for every save and delete
+ *       handed over before it; {@link #shutdown(Duration)} (and {@link #close()}) refuses later
+ *       ones, writes what waits within its budget and says, by conversation id, what was written
+ *       and what was not. A repository that hangs does not hold it past its budget.
+ * </ul>
+ *
+ * <p><b>Threads.</b> Thread-safe. The writer is a daemon thread named {@code
+ * memlife-chat-writer-<name>}, started by the first save and ended after it has been idle for
+ * {@link Builder#writerKeepAlive} (1 s by default), so an idle repository holds no thread. It
+ * writes to the repository one call at a time. The reads go to the repository on the caller's
+ * thread, possibly while the writer writes another conversation, so the repository behind must
+ * allow that, as Spring AI's repositories do. A repository that hangs holds the writer, and the
+ * saves of other conversations wait behind it. The repository behind is the application's: this
+ * one never closes it.
+ *
+ * <p>The write-behind engine is the same as that of {@code
+ * dev.memlife.langchain4j.WriteBehindChatMemoryStore}, LangChain4j's counterpart.
+ */
+public final class WriteBehindChatMemoryRepository implements ChatMemoryRepository, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(WriteBehindChatMemoryRepository.class);
+
+    private final ChatMemoryRepository repository;
+    private final String name;
+    private final Duration closeTimeout;
+    /** The write-behind itself, shared with memlife's LangChain4j store; this class adapts it. */
+    private final WriteBehind<List<Message>> engine;
+
+    private WriteBehindChatMemoryRepository(Builder b) {
+        this.repository = b.repository;
+        this.name = b.name;
+        this.closeTimeout = b.closeTimeout;
+        this.engine = new WriteBehind<>(new WriteBehind.Sink<>() {
+            @Override
+            public void save(Object id, List<Message> messages) {
+                repository.saveAll((String) id, messages);
+            }
+
+            @Override
+            public void delete(Object id) {
+                repository.deleteByConversationId((String) id);
+            }
+        }, b.name,
+                new WriteBehind.Words(component(b.name), "conversation id", "repository", "save"),
+                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory), b.writerKeepAlive,
+                b.ticker, LOG);
+    }
+
+    /**
+     * A write-behind repository over {@code repository}, with every default of {@link Builder}.
+     *
+     * @param repository the repository to write to; the application keeps owning it
+     * @return the write-behind repository
+     */
+    public static WriteBehindChatMemoryRepository over(ChatMemoryRepository repository) {
+        return builder(repository).build();
+    }
+
+    /**
+     * A builder for a write-behind repository over {@code repository}.
+     *
+     * @param repository the repository to write to; the application keeps owning it
+     * @return a builder with every default
+     */
+    public static Builder builder(ChatMemoryRepository repository) {
+        return new Builder(requireNonNull(repository, "repository"));
+    }
+
+    /** {@return the repository's name, as its thread, logs and errors use it} */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * The ids of the repository behind's conversations, plus those with a save waiting to be
+     * written, minus those with a delete waiting: the conversations {@link #findByConversationId}
+     * would answer for as things stand. The waiting states are taken before the repository is
+     * read, so a conversation written meanwhile is not missed.
+     *
+     * @return the conversation ids, the repository's first (in its order), then those only waiting
+     *     here (in the order they first waited); a new list, which the caller may change
+     */
+    @Override
+    public List<String> findConversationIds() {
+        Map<Object, List<Message>> waiting = engine.waitingStates();
+        List<String> stored = repository.findConversationIds();
+        Set<String> ids = new LinkedHashSet<>(stored == null ? List.of() : stored);
+        for (Map.Entry<Object, List<Message>> e : waiting.entrySet()) {
+            if (e.getValue() == null) {
+                ids.remove((String) e.getKey());
+            } else {
+                ids.add((String) e.getKey());
+            }
+        }
+        return new ArrayList<>(ids);
+    }
+
+    /**
+     * The messages of {@code conversationId}: the state waiting to be written if there is one (an
+     * empty list if a delete waits), else what the repository behind returns, read on the caller's
+     * thread.
+     *
+     * @param conversationId the conversation's id
+     * @return the messages: a copy of the waiting state, which the caller may change, or the
+     *     repository's own list as it returns it (an empty list for null)
+     * @throws NullPointerException if {@code conversationId} is null
+     * @throws IllegalArgumentException if {@code conversationId} is blank
+     */
+    @Override
+    public List<Message> findByConversationId(String conversationId) {
+        Checks.notBlank(conversationId, "conversationId");
+        WriteBehind.Waiting<List<Message>> waiting = engine.waiting(conversationId);
+        if (waiting != null) {
+            return waiting.state() == null ? new ArrayList<>() : new ArrayList<>(waiting.state());
+        }
+        // Nothing waits for this id, so the repository has its latest state: an entry leaves the
+        // engine only after the repository returned from writing it.
+        List<Message> stored = repository.findByConversationId(conversationId);
+        return stored == null ? new ArrayList<>() : stored;
+    }
+
+    /**
+     * Hands {@code messages} over as the new state of {@code conversationId} and returns at once;
+     * the writer writes it with the repository's {@link ChatMemoryRepository#saveAll saveAll}, or a
+     * later state of the same conversation that replaces it. The list is copied.
+     *
+     * @param conversationId the conversation's id
+     * @param messages the conversation's messages, oldest first: the whole conversation, as Spring
+     *     AI's chat memories hand it over
+     * @throws NullPointerException if {@code conversationId}, {@code messages} or one of the
+     *     messages is null (naming which)
+     * @throws IllegalArgumentException if {@code conversationId} is blank
+     * @throws StoppedException after {@link #shutdown} began; nothing was taken
+     * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
+     */
+    @Override
+    public void saveAll(String conversationId, List<Message> messages) {
+        Checks.notBlank(conversationId, "conversationId");
+        engine.handOver(conversationId, copyOf(messages), "saveAll");
+    }
+
+    /**
+     * Hands over the deletion of {@code conversationId} and returns at once: the writer calls the
+     * repository's {@link ChatMemoryRepository#deleteByConversationId deleteByConversationId} after
+     * any save of that conversation it is already writing, and the states of that conversation
+     * still waiting are never written. Until then {@link #findByConversationId} returns an empty
+     * list for it and {@link #findConversationIds} leaves it out.
+     *
+     * @param conversationId the conversation's id
+     * @throws NullPointerException if {@code conversationId} is null
+     * @throws IllegalArgumentException if {@code conversationId} is blank
+     * @throws StoppedException after {@link #shutdown} began; nothing was taken
+     * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
+     */
+    @Override
+    public void deleteByConversationId(String conversationId) {
+        Checks.notBlank(conversationId, "conversationId");
+        engine.handOver(conversationId, null, "deleteByConversationId");
+    }
+
+    private static List<Message> copyOf(List<Message> messages) {
+        requireNonNull(messages, "messages");
+        List<Message> copy = new ArrayList<>(messages.size());
+        for (Message m : messages) {
+            if (m == null) {
+                throw new NullPointerException("messages[" + copy.size() + "]");
+            }
+            copy.add(m);
+        }
+        return List.copyOf(copy);
+    }
+
+    /**
+     * Waits until every save and delete handed over before this call is in the repository, or the
+     * timeout passes. States the repository refused earlier are written again first. Saves handed
+     * over later do not extend the wait. Idle, it returns true at once.
+     *
+     * @param timeout the longest wait; zero or more
+     * @return true if everything handed over before the call is in the repository; false if the
+     *     timeout passed, the repository refused one of those states again, the repository was
+     *     shut down with some still waiting, or the calling thread was interrupted (its flag is set
+     *     again)
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative or too large to measure
+     */
+    public boolean flush(Duration timeout) {
+        return engine.flush(Checks.nonNegative(timeout, "timeout"));
+    }
+
+    /**
+     * Shuts the repository down within {@link Builder#closeTimeout} (5 s by default): {@link
+     * #shutdown(Duration)}, for try-with-resources and Spring's destroy callback. An incomplete
+     * shutdown is logged with its report.
+     */
+    @Override
+    public void close() {
+        shutdown(closeTimeout);
+    }
+
+    /**
+     * Refuses every later save and delete ({@link StoppedException}), writes what waits, states the
+     * repository refused earlier included, until everything is written or {@code budget} has
+     * passed, and reports by conversation id. At the deadline the writer takes nothing more: what
+     * it has not started is abandoned (it stays readable through {@link #findByConversationId}, but
+     * is never written), and a write it is in the middle of goes on, detached; how it ended is
+     * logged. The call that ends an incomplete shutdown logs its report. Calls after the first wait
+     * for the same drain within their own budget, the earliest deadline holds, and a call after
+     * the end reports at once. The reads go on working. The repository behind is not closed: it is
+     * the application's.
+     *
+     * @param budget the longest the call takes; zero or more
+     * @return what became of every conversation that was waiting
+     * @throws NullPointerException if {@code budget} is null
+     * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
+     */
+    public WriteBehindReport shutdown(Duration budget) {
+        WriteBehind.Outcome o = engine.shutdown(Checks.nonNegative(budget, "budget"));
+        WriteBehindReport report = new WriteBehindReport(o.written(), o.failed(), o.abandoned(), o.stillRunning(),
+                figures(o.counts()), o.budget(), o.elapsed());
+        if (o.closedHere() && !report.complete()) {
+            LOG.warn("{}: shutdown left conversations unwritten: {}", component(name), report);
+        }
+        return report;
+    }
+
+    /**
+     * The repository's figures now: cheap, one short lock.
+     *
+     * @return the counters and the number of conversations waiting
+     */
+    public WriteBehindFigures figures() {
+        return figures(engine.counts());
+    }
+
+    private static WriteBehindFigures figures(WriteBehind.Counts c) {
+        return new WriteBehindFigures(c.saves(), c.deletes(), c.coalesced(), c.sinkSaves(), c.sinkDeletes(),
+                c.sinkFailures(), c.rejected(), c.pending());
+    }
+
+    private static String component(String name) {
+        return "write-behind chat memory repository '" + name + "'";
+    }
+
+    @Override
+    public String toString() {
+        return "WriteBehindChatMemoryRepository[" + name + " over " + repository + "]";
+    }
+
+    /**
+     * Builds a {@link WriteBehindChatMemoryRepository}. Every setter checks its argument and names
+     * it when it refuses one.
+     */
+    public static final class Builder {
+
+        /** Default name: {@value}. */
+        public static final String DEFAULT_NAME = "chat-memory";
+        /** Default budget of {@link WriteBehindChatMemoryRepository#close()}. */
+        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+        /** Default time an idle writer thread waits for work before it exits. */
+        public static final Duration DEFAULT_WRITER_KEEP_ALIVE = Duration.ofSeconds(1);
+
+        private final ChatMemoryRepository repository;
+        private String name = DEFAULT_NAME;
+        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+        private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
+        private ThreadFactory threadFactory;
+        private Ticker ticker = Ticker.system();
+
+        private Builder(ChatMemoryRepository repository) {
+            this.repository = repository;
+        }
+
+        /**
+         * The repository's name in its thread's name ({@code memlife-chat-writer-<name>}), logs and
+         * errors; default {@value #DEFAULT_NAME}.
+         *
+         * @param name the name; not blank
+         * @return this builder
+         */
+        public Builder name(String name) {
+            this.name = Checks.notBlank(name, "name");
+            return this;
+        }
+
+        /**
+         * The budget of {@link WriteBehindChatMemoryRepository#close()}; default 5 s.
+         *
+         * @param closeTimeout the longest {@code close()} takes; zero or more
+         * @return this builder
+         */
+        public Builder closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = Checks.nonNegative(closeTimeout, "closeTimeout");
+            return this;
+        }
+
+        /**
+         * How long the writer thread waits for work, idle, before it exits; default 1 s. The next
+         * save starts a new one. Measured on the real clock, whatever the {@link #ticker}.
+         *
+         * @param writerKeepAlive the idle time before the writer exits; zero or more
+         * @return this builder
+         */
+        public Builder writerKeepAlive(Duration writerKeepAlive) {
+            this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
+            return this;
+        }
+
+        /**
+         * Makes the writer thread; by default a daemon thread named {@code
+         * memlife-chat-writer-<name>}. A custom factory should make daemon threads too.
+         *
+         * @param threadFactory the factory of the writer thread
+         * @return this builder
+         */
+        public Builder threadFactory(ThreadFactory threadFactory) {
+            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+            return this;
+        }
+
+        /**
+         * The time source of {@link WriteBehindChatMemoryRepository#flush} and {@link
+         * WriteBehindChatMemoryRepository#shutdown}'s deadlines; default the system ticker.
+         *
+         * @param ticker the time source
+         * @return this builder
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /** {@return a new write-behind repository with these settings; it starts no thread until the first save} */
+        public WriteBehindChatMemoryRepository build() {
+            return new WriteBehindChatMemoryRepository(this);
+        }
+    }
+}
