@@ -268,7 +268,10 @@ class SpoolCrashProcessTest {
 
     // ---- the torn tail --------------------------------------------------------------------------
 
-    /** How the last segment was torn: where it was cut, the garbage appended, and the bytes that are not a whole record. */
+    /**
+     * How the last segment was torn: where it was cut, the garbage appended, and the bytes at its
+     * end that are not a whole record (what the next open must cut).
+     */
     private record Tear(String segment, long lastConfirmedEnd, long size, long cutAt, int garbage, long tornBytes) {
         @Override
         public String toString() {

@@ -70,9 +70,7 @@ public final class SpoolReplicaChildMain {
             keys.add("agent" + a);
         }
         for (String key : keys) {
-            try (AgentLease lease = replica.gateway.acquire(key, replica::newAgent)) {
-                // created, its spool replayed; nothing else to do under this lease
-            }
+            replica.gateway.acquire(key, replica::newAgent).close(); // created, its spool replayed
         }
         ChildOutput.say("READY replayed=" + replica.replayed.get());
 
