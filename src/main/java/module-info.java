@@ -8,7 +8,8 @@
  * sessions in the background and drains everything at JVM shutdown; {@link dev.memlife.store} is a
  * JDBC provider for SQLite and PostgreSQL; {@link dev.memlife.spool} is the durable write-ahead
  * spool that makes accepted writes survive a crash; {@link dev.memlife.langchain4j} plugs memlife
- * under and over LangChain4j's chat memory; {@link dev.memlife.testing} is the test kit for users'
+ * under and over LangChain4j's chat memory; {@link dev.memlife.spring} is the Spring Boot starter;
+ * {@link dev.memlife.testing} is the test kit for users'
  * own tests.
  *
  * <p>The only module memlife needs at run time is {@code org.slf4j}. The JDBC drivers of the store
@@ -22,6 +23,9 @@
  * {@code langchain4j.core}, named after its file; that is the name required here. javac's warnings
  * about requiring an automatic module are suppressed on the declaration: it is the only automatic
  * module required.
+ *
+ * <p>Spring Boot is optional too: only {@link dev.memlife.spring} uses it, read with {@code requires
+ * static}; its jars name their modules ({@code spring.boot} and the others).
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.memlife {
@@ -32,6 +36,15 @@ module dev.memlife {
     // declares another name needs --add-reads dev.memlife=<that name> on the module path until
     // this line follows it.
     requires static transitive langchain4j.core;
+    // dev.memlife.spring only (the Spring Boot starter); absent at run time unless the application is
+    // a Spring Boot one. Boot 3's health indicator is in its actuator, Boot 4's in spring-boot-health.
+    requires static spring.beans;
+    requires static spring.boot;
+    requires static spring.boot.actuator;
+    requires static spring.boot.autoconfigure;
+    requires static spring.boot.health;
+    requires static spring.context;
+    requires static spring.core;
     // JdbcMemoryProvider.builder(DataSource) takes a javax.sql.DataSource, so readers of this
     // module need java.sql too.
     requires transitive java.sql;
@@ -42,6 +55,7 @@ module dev.memlife {
     exports dev.memlife.langchain4j;
     exports dev.memlife.session;
     exports dev.memlife.spool;
+    exports dev.memlife.spring;
     exports dev.memlife.store;
     exports dev.memlife.testing;
 }
