@@ -27,6 +27,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -62,6 +63,25 @@ class SpringSigtermProcessTest {
 
     @Test
     void aSlowRequestInFlightAtSigtermFinishesAndItsTurnIsStoredWhileLaterRequestsAreRefused() throws Exception {
+        sigtermWithASlowRequestInFlight(dir);
+    }
+
+    /**
+     * The same, {@code -Dmemlife.sigtermLoop=N} times in a row (issue 15 asks for 20 of 20):
+     * {@code mvn -o test -Dtest=SpringSigtermProcessTest -Dmemlife.sigtermLoop=20}. Off by default.
+     */
+    @Test
+    @EnabledIfSystemProperty(named = "memlife.sigtermLoop", matches = "\\d+")
+    @Timeout(value = 30, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void inALoop() throws Exception {
+        int runs = Integer.parseInt(System.getProperty("memlife.sigtermLoop"));
+        for (int i = 1; i <= runs; i++) {
+            sigtermWithASlowRequestInFlight(Files.createDirectory(dir.resolve("run-" + i)));
+            System.out.println("SpringSigtermProcessTest loop: " + i + " of " + runs + " passed");
+        }
+    }
+
+    private static void sigtermWithASlowRequestInFlight(Path dir) throws Exception {
         Path db = dir.resolve("memory.db");
         List<String> accepted = new ArrayList<>();
         List<String> probes = new ArrayList<>();
