@@ -25,7 +25,7 @@
  * module required.
  *
  * <p>Spring Boot is optional too: only {@link dev.memlife.spring} uses it, read with {@code requires
- * static}; its jars name their modules ({@code spring.boot} and the others).
+ * static transitive}; its jars name their modules ({@code spring.boot} and the others).
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.memlife {
@@ -38,13 +38,14 @@ module dev.memlife {
     requires static transitive langchain4j.core;
     // dev.memlife.spring only (the Spring Boot starter); absent at run time unless the application is
     // a Spring Boot one. Boot 3's health indicator is in its actuator, Boot 4's in spring-boot-health.
-    requires static spring.beans;
-    requires static spring.boot;
-    requires static spring.boot.actuator;
-    requires static spring.boot.autoconfigure;
-    requires static spring.boot.health;
-    requires static spring.context;
-    requires static spring.core;
+    // Transitive: the starter's public classes extend and are annotated with Spring types.
+    requires static transitive spring.beans;
+    requires static transitive spring.boot;
+    requires static transitive spring.boot.actuator;
+    requires static transitive spring.boot.autoconfigure;
+    requires static transitive spring.boot.health;
+    requires static transitive spring.context;
+    requires static transitive spring.core;
     // JdbcMemoryProvider.builder(DataSource) takes a javax.sql.DataSource, so readers of this
     // module need java.sql too.
     requires transitive java.sql;
