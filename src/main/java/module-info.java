@@ -9,7 +9,8 @@
  * JDBC provider for SQLite and PostgreSQL; {@link dev.memlife.spool} is the durable write-ahead
  * spool that makes accepted writes survive a crash; {@link dev.memlife.langchain4j} plugs memlife
  * under and over LangChain4j's chat memory, {@link dev.memlife.springai} under Spring AI's; {@link
- * dev.memlife.testing} is the test kit for users' own tests.
+ * dev.memlife.spring} is the Spring Boot starter; {@link dev.memlife.testing} is the test kit for
+ * users' own tests.
  *
  * <p>The only module memlife needs at run time is {@code org.slf4j}. The JDBC drivers of the store
  * are found through {@link java.sql.DriverManager}, so they may sit on the class path or the module
@@ -26,6 +27,9 @@
  * module name either, so the name required is the file-based {@code spring.ai.model}. javac's
  * warnings about requiring an automatic module are suppressed on the declaration: these two are the
  * only automatic modules required.
+ *
+ * <p>Spring Boot is optional too: only {@link dev.memlife.spring} uses it, read with {@code requires
+ * static transitive}; its jars name their modules ({@code spring.boot} and the others).
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.memlife {
@@ -38,6 +42,16 @@ module dev.memlife {
     requires static transitive langchain4j.core;
     // dev.memlife.springai only, the same way (a file-name based automatic module, see above).
     requires static transitive spring.ai.model;
+    // dev.memlife.spring only (the Spring Boot starter); absent at run time unless the application is
+    // a Spring Boot one. Boot 3's health indicator is in its actuator, Boot 4's in spring-boot-health.
+    // Transitive: the starter's public classes extend and are annotated with Spring types.
+    requires static transitive spring.beans;
+    requires static transitive spring.boot;
+    requires static transitive spring.boot.actuator;
+    requires static transitive spring.boot.autoconfigure;
+    requires static transitive spring.boot.health;
+    requires static transitive spring.context;
+    requires static transitive spring.core;
     // JdbcMemoryProvider.builder(DataSource) takes a javax.sql.DataSource, so readers of this
     // module need java.sql too.
     requires transitive java.sql;
@@ -49,6 +63,7 @@ module dev.memlife {
     exports dev.memlife.session;
     exports dev.memlife.springai;
     exports dev.memlife.spool;
+    exports dev.memlife.spring;
     exports dev.memlife.store;
     exports dev.memlife.testing;
 }

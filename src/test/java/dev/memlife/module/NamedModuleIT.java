@@ -28,12 +28,12 @@ import org.junit.jupiter.api.Timeout;
  * <p>Runs under failsafe after {@code package}, on the real jar (system property
  * {@code memlife.jar}), in a fresh {@link ModuleLayer} holding only that jar and slf4j-api. The
  * layer's class loader has the platform class loader as its parent, so no class of memlife can
- * come from the test's class path. LangChain4j is not in that layer: the core must resolve and run
- * without it, on the module path and on a class path of its own; a second layer adds LangChain4j's
- * jars, as automatic modules, for the one package that uses them. Spring AI is not there either;
- * its package is checked beside Spring AI on a class path of its own (Spring AI 1.1.2 cannot be put
- * on the module path at all: {@code spring-ai-model} and {@code spring-ai-commons} both hold the
- * package {@code org.springframework.ai.embedding}).
+ * come from the test's class path. Neither LangChain4j nor Spring is in that layer: the core must
+ * resolve and run without them, on the module path and on a class path of its own; a second layer
+ * adds LangChain4j's jars, as automatic modules, for the one package that uses them. Spring AI is
+ * not there either; its package is checked beside Spring AI on a class path of its own (Spring AI
+ * 1.1.2 cannot be put on the module path at all: {@code spring-ai-model} and {@code
+ * spring-ai-commons} both hold the package {@code org.springframework.ai.embedding}).
  */
 @Timeout(60)
 class NamedModuleIT {
@@ -48,7 +48,12 @@ class NamedModuleIT {
             "dev.memlife.springai",
             "dev.memlife.store",
             "dev.memlife.spool",
+            "dev.memlife.spring",
             "dev.memlife.testing");
+
+    /** The Spring modules dev.memlife.spring reads, all {@code requires static transitive}. */
+    private static final Set<String> SPRING = Set.of("spring.beans", "spring.boot", "spring.boot.actuator",
+            "spring.boot.autoconfigure", "spring.boot.health", "spring.context", "spring.core");
 
     private static final String LANGCHAIN4J = "langchain4j.core";
     private static final String SPRING_AI = "spring.ai.model";
@@ -184,12 +189,35 @@ class NamedModuleIT {
     }
 
     @Test
-    void theCoreRunsOnAClassPathWithoutLangChain4jOrSpringAi() throws Exception {
+    void itReadsSpringOnlyStaticallySoTheCoreResolvesAndRunsWithoutIt() throws Exception {
+        Set<Requires> requires = module().getDescriptor().requires();
+
+        assertThat(requires.stream().filter(r -> isSpring(r.name())).map(Requires::name))
+                .containsExactlyInAnyOrderElementsOf(SPRING);
+        assertThat(requires).filteredOn(r -> isSpring(r.name())).allSatisfy(r -> assertThat(r.modifiers())
+                .as(r.name()).containsExactlyInAnyOrder(Requires.Modifier.STATIC, Requires.Modifier.TRANSITIVE));
+        assertThat(layer.modules().stream().map(Module::getName)).as("this layer has no Spring")
+                .noneMatch(n -> n.startsWith("spring"));
+        // Only the starter's package cannot load without Spring; the auto-configuration is listed for Boot.
+        ClassLoader loader = layer.findLoader(MODULE);
+        assertThatThrownBy(() -> Class.forName("dev.memlife.spring.MemlifeLifecycle", true, loader))
+                .isInstanceOf(NoClassDefFoundError.class)
+                .hasMessageContaining("org/springframework/context/SmartLifecycle");
+        assertThat(loader.getResource("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"))
+                .as("the starter's auto-configuration list").isNotNull();
+        assertThat(loader.getResource("META-INF/spring-configuration-metadata.json"))
+                .as("the IDE metadata of memlife.*").isNotNull();
+    }
+
+    @Test
+    void theCoreRunsOnAClassPathWithoutLangChain4jSpringAiOrSpring() throws Exception {
         try (URLClassLoader classPath = new URLClassLoader(new URL[] {jar.toUri().toURL(), slf4j.toUri().toURL()},
                 ClassLoader.getPlatformClassLoader())) {
             assertThatThrownBy(() -> classPath.loadClass("dev.langchain4j.store.memory.chat.ChatMemoryStore"))
                     .isInstanceOf(ClassNotFoundException.class);
             assertThatThrownBy(() -> classPath.loadClass("org.springframework.ai.chat.memory.ChatMemoryRepository"))
+                    .isInstanceOf(ClassNotFoundException.class);
+            assertThatThrownBy(() -> classPath.loadClass("org.springframework.context.SmartLifecycle"))
                     .isInstanceOf(ClassNotFoundException.class);
             Class<?> managerClass = classPath.loadClass("dev.memlife.MemoryManager");
             Class<?> providerInterface = classPath.loadClass("dev.memlife.MemoryProvider");
@@ -275,5 +303,10 @@ class NamedModuleIT {
         List<?> turns = (List<?>) recordingClass.getMethod("turns").invoke(recording);
         assertThat(turns).hasSize(1);
         assertThat(turns.get(0).getClass().getModule()).isSameAs(module());
+    }
+
+    /** A module of Spring Boot or Spring Framework that the starter reads; not Spring AI's. */
+    private static boolean isSpring(String module) {
+        return module.startsWith("spring.") && !module.equals(SPRING_AI);
     }
 }

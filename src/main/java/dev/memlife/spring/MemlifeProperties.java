@@ -1,0 +1,54 @@
+package dev.memlife.spring;
+
+import dev.memlife.agent.TeardownMode;
+import dev.memlife.gateway.AgentGateway;
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The starter's settings, under memlife.*.
+ *
+ * @param enabled whether the starter creates anything at all
+ * @param drainTimeout the most the shutdown drain (session commits, then the gateway's stop) may
+ *     take when the context closes; it is cut to nine tenths of
+ *     spring.lifecycle.timeout-per-shutdown-phase when that is shorter, so Spring never gives up
+ *     on the drain
+ * @param gateway the agent gateway's settings
+ * @param store the shared JDBC store's settings
+ * @param tracker the session commit tracker's settings
+ */
+@ConfigurationProperties("memlife")
+public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultValue("20s") Duration drainTimeout,
+        @DefaultValue Gateway gateway, @DefaultValue Store store, @DefaultValue Tracker tracker) {
+
+    /**
+     * The agent gateway ({@link AgentGateway.Builder}).
+     *
+     * @param name the gateway's name in thread names and logs
+     * @param maxAgents the most agents cached; past it the least recently used idle one is evicted
+     * @param idleTtl how long an agent may sit idle before the idle sweep evicts it
+     * @param stopMode what the shutdown does to the cached conversations: CLOSE ends them (flush,
+     *     extract, shut down), RELEASE keeps them resumable for the next replica
+     * @param evictionMode how evicted agents are torn down: COMMIT_THEN_RELEASE or RELEASE
+     */
+    public record Gateway(@DefaultValue("gateway") String name, @DefaultValue("128") int maxAgents,
+            @DefaultValue("1h") Duration idleTtl, @DefaultValue("CLOSE") TeardownMode stopMode,
+            @DefaultValue("COMMIT_THEN_RELEASE") TeardownMode evictionMode) {}
+
+    /**
+     * The shared store, a JdbcMemoryProvider on the application's DataSource.
+     *
+     * @param enabled whether to create the store when the application has one DataSource
+     *     and no MemoryProvider bean of its own
+     * @param tablePrefix the prefix of the store's table names
+     */
+    public record Store(@DefaultValue("true") boolean enabled, @DefaultValue("memlife_") String tablePrefix) {}
+
+    /**
+     * The session commit tracker (SessionCommitTracker), drained before the gateway.
+     *
+     * @param name the tracker's name in thread names and logs
+     */
+    public record Tracker(@DefaultValue("memlife") String name) {}
+}

@@ -1,0 +1,147 @@
+package dev.memlife.spring;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.agent.AgentMemory;
+import dev.memlife.gateway.AgentGateway;
+import dev.memlife.gateway.AgentLease;
+import dev.memlife.store.JdbcMemoryProvider;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * The child JVM of {@link SpringSigtermProcessTest}: a Spring Boot application on its real embedded
+ * Tomcat (port 0, graceful shutdown, Boot's default), wired only by the starter: the application
+ * defines a {@code DataSource} (a SQLite file) and a controller, and gets the store, the gateway
+ * and the lifecycle from {@link MemlifeAutoConfiguration}. No {@code ShutdownHooks}: Spring's own
+ * shutdown hook closes the context on SIGTERM.
+ *
+ * <p>{@code GET /turn?sid=S&n=N} answers like a chat service: first the model (with {@code
+ * &hold=1} a slow one: the handler prints {@code IN_FLIGHT S N} and waits until the parent writes
+ * {@code RELEASE} on stdin), then the turn under a lease: {@code syncAll("turn-S-N", "reply-S-N")}
+ * and 200. The lease is taken after the model, as a real service does, so the turn is only safe
+ * if the gateway still leases when the model answers. A refused lease is a 503.
+ *
+ * <p>On stdout: {@code PORT p} once it serves, {@code CLOSING} when the context starts closing,
+ * {@code DRAINED ...} with the lifecycle's report once the store is about to close.
+ *
+ * <p>Usage: {@code SpringChildMain <sqlite file> [Spring arguments]}. Runs under Boot 3.5 and 4.0.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@Import(SpringChildMain.Chat.class)
+public class SpringChildMain {
+
+    static final CountDownLatch RELEASE = new CountDownLatch(1);
+
+    public static void main(String[] args) {
+        System.setProperty("memlife.child.db", args[0]);
+        Thread stdin = new Thread(SpringChildMain::readCommands, "stdin-commands");
+        stdin.setDaemon(true);
+        stdin.start();
+        String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
+        // local.server.port: set by Boot 3 and 4 alike (their WebServerInitializedEvent differ by package).
+        out("BOOT " + org.springframework.boot.SpringBootVersion.getVersion());
+        out("PORT " + SpringApplication.run(SpringChildMain.class, rest).getEnvironment()
+                .getProperty("local.server.port"));
+    }
+
+    @Bean
+    DataSource dataSource() {
+        SQLiteDataSource sqlite = new SQLiteDataSource();
+        sqlite.setUrl("jdbc:sqlite:" + System.getProperty("memlife.child.db"));
+        return sqlite;
+    }
+
+    @Bean
+    ApplicationListener<ContextClosedEvent> closing() {
+        return e -> out("CLOSING");
+    }
+
+    /** Prints the drain's report when the store closes, after every lifecycle stopped. */
+    @Bean
+    Object drainReporter(MemlifeLifecycle lifecycle, JdbcMemoryProvider store) {
+        return new AutoCloseable() {
+            @Override
+            public void close() {
+                out("DRAINED " + lifecycle.report().map(Object::toString).orElse("none"));
+            }
+        };
+    }
+
+    @RestController
+    static class Chat {
+        private final AgentGateway gateway;
+        private final JdbcMemoryProvider store;
+
+        Chat(AgentGateway gateway, JdbcMemoryProvider store) {
+            this.gateway = gateway;
+            this.store = store;
+        }
+
+        @GetMapping("/turn")
+        ResponseEntity<String> turn(@RequestParam("sid") String sid, @RequestParam("n") int n,
+                @RequestParam(name = "hold", defaultValue = "0") int hold) throws InterruptedException {
+            String user = "turn-" + sid + "-" + n;
+            String reply = "reply-" + sid + "-" + n;
+            if (hold == 1) { // the slow model, before the turn is recorded
+                out("IN_FLIGHT " + sid + " " + n);
+                if (!RELEASE.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("never released: " + user);
+                }
+            }
+            try (AgentLease lease = gateway.acquire(sid, this::newAgent)) {
+                boolean accepted = lease.agent().memory().syncAll(user, reply, sid);
+                return accepted ? ResponseEntity.ok("stored " + user)
+                        : ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("not accepted " + user);
+            }
+        }
+
+        private AgentMemory newAgent(String sid) {
+            MemoryManager memory = MemoryManager.builder().name("session-" + sid).build();
+            memory.useProvider(store);
+            return AgentMemory.create(memory);
+        }
+
+        @ExceptionHandler(RejectedExecutionException.class) // StoppedException, QueueFullException
+        ResponseEntity<String> refused(RejectedExecutionException e) {
+            return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("refused: " + e);
+        }
+    }
+
+    private static void readCommands() {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                if (line.equals("RELEASE")) {
+                    RELEASE.countDown();
+                }
+            }
+        } catch (IOException e) {
+            e.printStackTrace();
+        }
+    }
+
+    static void out(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+}
