@@ -10,15 +10,28 @@
  * spool that makes accepted writes survive a crash; {@link dev.memlife.testing} is the test kit for
  * users' own tests.
  *
- * <p>The only module memlife needs at run time is {@code org.slf4j}. The JDBC drivers of the store
- * are found through {@link java.sql.DriverManager}, so they may sit on the class path or the module
- * path. The jar works on the class path as well.
+ * <p>The only module memlife needs at run time besides the JDK's is {@code org.slf4j}. The JDBC
+ * drivers of the store are found through {@link java.sql.DriverManager}, so they may sit on the
+ * class path or the module path. The jar works on the class path as well.
+ *
+ * <p><b>Flight recorder.</b> memlife emits JDK Flight Recorder events (category {@code memlife}),
+ * on by default above a 10 ms threshold, so a slow shutdown shows in JDK Mission Control with its
+ * figures: {@code dev.memlife.Flush} (a flush that waited), {@code dev.memlife.Drain} (a manager's
+ * shutdown drain), {@code dev.memlife.Batch} (a batch handed to the providers), {@code
+ * dev.memlife.Teardown} (an agent's teardown), {@code dev.memlife.Reset} (a gateway reset) and
+ * {@code dev.memlife.SpoolCommit} (a spool group commit). None is emitted per write.
  */
 module dev.memlife {
     requires org.slf4j;
     // JdbcMemoryProvider.builder(DataSource) takes a javax.sql.DataSource, so readers of this
     // module need java.sql too.
     requires transitive java.sql;
+    // The flight-recorder events (dev.memlife.internal.Events). Not static: the JDK ships the
+    // module, jlink adds it to the image of an application that uses memlife. A static requirement
+    // would need a guard around every event, and would leave the module out of a modular
+    // application's graph unless it said --add-modules jdk.jfr: its recordings would silently hold
+    // no memlife event.
+    requires jdk.jfr;
 
     exports dev.memlife;
     exports dev.memlife.agent;

@@ -10,12 +10,17 @@ import java.lang.module.ModuleFinder;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The built jar, as a user of the module path gets it: it resolves as the named module
@@ -90,6 +95,16 @@ class NamedModuleIT {
     }
 
     @Test
+    void itNeedsTheFlightRecorder() {
+        Set<Requires> requires = module().getDescriptor().requires();
+
+        assertThat(requires).anySatisfy(r -> {
+            assertThat(r.name()).isEqualTo("jdk.jfr");
+            assertThat(r.modifiers()).doesNotContain(Requires.Modifier.STATIC);
+        });
+    }
+
+    @Test
     void itReadsSlf4jAndPassesJavaSqlOnToItsReaders() {
         Set<Requires> requires = module().getDescriptor().requires();
 
@@ -133,5 +148,35 @@ class NamedModuleIT {
         List<?> turns = (List<?>) recordingClass.getMethod("turns").invoke(recording);
         assertThat(turns).hasSize(1);
         assertThat(turns.get(0).getClass().getModule()).isSameAs(module());
+    }
+
+    /**
+     * The flight recorder instruments the events of the module's unexported package: a drain in the
+     * module layer is in the recording.
+     */
+    @Test
+    void theFlightRecorderRecordsTheModulesEvents(@TempDir Path dir) throws Exception {
+        ClassLoader loader = layer.findLoader(MODULE);
+        Class<?> managerClass = loader.loadClass("dev.memlife.MemoryManager");
+        Method builder = managerClass.getMethod("builder");
+        Object b = builder.invoke(null);
+        builder.getReturnType().getMethod("name", String.class).invoke(b, "module-jfr");
+        Object manager = builder.getReturnType().getMethod("build").invoke(b);
+
+        Path file = dir.resolve("module.jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable("dev.memlife.Drain").withThreshold(Duration.ZERO);
+            recording.start();
+            managerClass.getMethod("shutdownAll").invoke(manager);
+            recording.stop();
+            recording.dump(file);
+        }
+
+        List<RecordedEvent> drains = RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.memlife.Drain"))
+                .filter(e -> "module-jfr".equals(e.getString("manager")))
+                .collect(Collectors.toList());
+        assertThat(drains).hasSize(1);
+        assertThat(drains.get(0).getLong("pending")).isZero();
     }
 }
