@@ -134,7 +134,8 @@ class WriteFiguresTest {
         manager.syncAll("u2", "a", "s");
         assertThat(gated.awaitHeld(WAIT)).isTrue();
 
-        CompletableFuture<Boolean> flush = CompletableFuture.supplyAsync(() -> manager.flushPending(Duration.ofSeconds(3)));
+        CompletableFuture<Boolean> flush =
+                CompletableFuture.supplyAsync(() -> manager.flushPending(Duration.ofSeconds(3)));
         await().atMost(WAIT).until(() -> manager.figures().flushWaits() == 1);
         ticker.advance(Duration.ofSeconds(5)); // past the flush's timeout: it returns false at its next slice
         assertThat(flush.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isFalse();

@@ -121,6 +121,11 @@ public final class AgentGateway implements AutoCloseable {
         return new Builder();
     }
 
+    /** {@return this gateway's name, as it appears in thread names and logs} */
+    public String name() {
+        return name;
+    }
+
     // ---- the cache -----------------------------------------------------------------------------
 
     /**

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code dev.memlife}, exports exactly the public API packages, and works there.
  *
  * <p>Runs under failsafe after {@code package}, on the real jar (system property
- * {@code memlife.jar}), in a fresh {@link ModuleLayer} holding only that jar and slf4j-api. The
- * layer's class loader has the platform class loader as its parent, so no class of memlife can
- * come from the test's class path.
+ * {@code memlife.jar}), in a fresh {@link ModuleLayer} holding only that jar and slf4j-api (and,
+ * for the binder, another with Micrometer too). The layer's class loader has the platform class
+ * loader as its parent, so no class of memlife can come from the test's class path.
  */
 @Timeout(60)
 class NamedModuleIT {
@@ -39,6 +39,7 @@ class NamedModuleIT {
             "dev.memlife",
             "dev.memlife.agent",
             "dev.memlife.gateway",
+            "dev.memlife.micrometer",
             "dev.memlife.session",
             "dev.memlife.store",
             "dev.memlife.spool",
@@ -95,13 +96,18 @@ class NamedModuleIT {
     }
 
     @Test
-    void itNeedsTheFlightRecorder() {
+    void itNeedsTheFlightRecorderButNotMicrometer() {
         Set<Requires> requires = module().getDescriptor().requires();
 
         assertThat(requires).anySatisfy(r -> {
             assertThat(r.name()).isEqualTo("jdk.jfr");
             assertThat(r.modifiers()).doesNotContain(Requires.Modifier.STATIC);
         });
+        assertThat(requires).anySatisfy(r -> {
+            assertThat(r.name()).isEqualTo("micrometer.core");
+            assertThat(r.modifiers()).containsExactly(Requires.Modifier.STATIC);
+        });
+        assertThat(layer.findModule("micrometer.core")).as("the layer without Micrometer").isEmpty();
     }
 
     @Test
@@ -178,5 +184,54 @@ class NamedModuleIT {
                 .collect(Collectors.toList());
         assertThat(drains).hasSize(1);
         assertThat(drains.get(0).getLong("pending")).isZero();
+    }
+
+    /**
+     * With Micrometer on the module path too, the binder of {@code dev.memlife.micrometer} works
+     * in the named module: {@code requires static} lets the module read Micrometer when it is
+     * there.
+     */
+    @Test
+    void theMicrometerBinderWorksWhenMicrometerIsInTheLayer() throws Exception {
+        Path slf4j = location(org.slf4j.Logger.class);
+        Configuration cf = ModuleLayer.boot().configuration().resolve(ModuleFinder.of(jar, slf4j,
+                location(io.micrometer.core.instrument.MeterRegistry.class),
+                location(io.micrometer.common.KeyValue.class),
+                location(io.micrometer.observation.Observation.class)), ModuleFinder.of(),
+                Set.of(MODULE, "micrometer.core"));
+        ModuleLayer withMicrometer = ModuleLayer.boot().defineModulesWithOneLoader(cf,
+                ClassLoader.getPlatformClassLoader());
+        Module memlife = withMicrometer.findModule(MODULE).orElseThrow();
+        Module micrometer = withMicrometer.findModule("micrometer.core").orElseThrow();
+        assertThat(memlife.canRead(micrometer)).isTrue();
+
+        ClassLoader loader = withMicrometer.findLoader(MODULE);
+        Class<?> managerClass = loader.loadClass("dev.memlife.MemoryManager");
+        Class<?> metricsClass = loader.loadClass("dev.memlife.micrometer.MemlifeMetrics");
+        Class<?> registryClass = loader.loadClass("io.micrometer.core.instrument.MeterRegistry");
+        assertThat(metricsClass.getModule()).isSameAs(memlife);
+        assertThat(registryClass.getModule()).isSameAs(micrometer);
+
+        Method builder = managerClass.getMethod("builder");
+        Object b = builder.invoke(null);
+        builder.getReturnType().getMethod("name", String.class).invoke(b, "module-metrics");
+        Object manager = builder.getReturnType().getMethod("build").invoke(b);
+        Object registry = loader.loadClass("io.micrometer.core.instrument.simple.SimpleMeterRegistry")
+                .getConstructor().newInstance();
+        Object binder = metricsClass.getConstructor(managerClass).newInstance(manager);
+        metricsClass.getMethod("bindTo", registryClass).invoke(binder, registry);
+        managerClass.getMethod("syncAll", String.class, String.class, String.class).invoke(manager, "u", "a", "s");
+
+        Method get = registryClass.getMethod("get", String.class);
+        Object search = get.invoke(registry, "memlife.writes.accepted");
+        Method functionCounter = get.getReturnType().getMethod("functionCounter");
+        Object counter = functionCounter.invoke(search);
+        Object count = functionCounter.getReturnType().getMethod("count").invoke(counter);
+        assertThat(count).isEqualTo(1.0);
+        managerClass.getMethod("shutdownAll").invoke(manager);
+    }
+
+    private static Path location(Class<?> c) throws Exception {
+        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
     }
 }
