@@ -249,6 +249,33 @@ class FlightRecorderEventsTest {
         });
     }
 
+    /**
+     * One commit that forces several writes counts them all: the three writes a provider failed
+     * in one run are carried into the next run's segment by one commit when the next manager
+     * attaches the spool.
+     */
+    @Test
+    void aGroupCommitOfSeveralWritesCountsThemAll() throws Exception {
+        Path spoolDir = dir.resolve("carried");
+        FailingProvider down = FailingProvider.failingWrites("store", t -> true);
+        MemoryManager first = MemoryManager.builder().name("jfr-carry").spool(Spool.open(spoolDir)).build();
+        first.addProvider(down);
+        for (int i = 0; i < 3; i++) {
+            first.syncAll("u" + i, "a", "s");
+        }
+        assertThat(first.shutdownAll().failed()).isEqualTo(3);
+        recordEverything();
+
+        MemoryManager second = MemoryManager.builder().name("jfr-carry-next").spool(Spool.open(spoolDir)).build();
+        second.shutdownAll(); // no write: the three stay in the spool for the next start
+
+        List<RecordedEvent> commits = recorded("dev.memlife.SpoolCommit", "manager", "jfr-carry-next");
+        assertThat(commits).hasSize(1);
+        assertThat(commits.get(0).getLong("writes")).isEqualTo(3);
+        assertThat(commits.get(0).getString("directory")).isEqualTo(spoolDir.toString());
+        assertThat(commits.get(0).getBoolean("closing")).isFalse();
+    }
+
     @Test
     void everyEventIsOnByDefaultAtATenMillisecondThreshold() {
         for (Class<? extends jdk.jfr.Event> type : List.of(Events.Flush.class, Events.Drain.class, Events.Batch.class,
