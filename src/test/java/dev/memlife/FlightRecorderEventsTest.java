@@ -114,6 +114,32 @@ class FlightRecorderEventsTest {
         assertThat(second.getDuration("timeout")).isEqualTo(WAIT);
     }
 
+    /**
+     * The flush a teardown and every commit start with usually finds nothing pending: it returns
+     * before any event exists, so it allocates nothing, even while a recording runs.
+     */
+    @Test
+    void aFlushThatReturnsAtOnceAllocatesNothing() {
+        MemoryManager memory = MemoryManager.builder().name("jfr-idle-flush").build();
+        memory.addProvider(new RecordingProvider("store"));
+        memory.syncAll("u", "a", "s");
+        assertThat(memory.flushPending(WAIT)).isTrue();
+        recordEverything();
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+
+        long before = threads.getCurrentThreadAllocatedBytes();
+        int met = 0;
+        for (int i = 0; i < 10_000; i++) {
+            met += memory.flushPending(WAIT) ? 1 : 0;
+        }
+        long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+
+        assertThat(met).isEqualTo(10_000);
+        assertThat(allocated).as("bytes allocated by 10,000 idle flushes").isLessThan(1_000);
+        memory.shutdownAll();
+    }
+
     @Test
     void aDrainThatMissesItsDeadlineIsRecordedWithWhatItLeft() throws Exception {
         GatedProvider gate = new GatedProvider("gate");
