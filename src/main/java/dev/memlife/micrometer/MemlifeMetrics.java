@@ -31,6 +31,7 @@ import java.util.function.ToLongFunction;
  *
  * <pre>{@code
  * new MemlifeMetrics(gateway).bindTo(registry);                          // tag name=<gateway name>
+ * // or, for one manager, with a tag of your own:
  * new MemlifeMetrics(memory, Tags.of("app", "chat")).bindTo(registry);   // name=<manager name>, app=chat
  * }</pre>
  *
@@ -90,7 +91,9 @@ import java.util.function.ToLongFunction;
  * is every write that ended, {@code memlife.agents} over every state is every agent the gateway
  * holds. So accepted writes have a counter of their own (accepted = delivered + failed + abandoned
  * + pending). The spool's meters read zero for a manager without a spool. Every meter carries the
- * binder's tags: {@code name} (the manager's or the gateway's name) and those passed in.
+ * binder's tags: {@code name} (the manager's or the gateway's name) and those passed in. Binders
+ * sharing a registry should use the same tag keys: a Prometheus registry refuses a meter whose
+ * tag keys differ from those of a meter of the same name.
  *
  * <p><b>One snapshot per scrape.</b> Reading the figures takes a short lock per manager, and a
  * gateway's reads every agent's, so the meters of one binder share a snapshot: a meter takes a new
