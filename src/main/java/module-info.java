@@ -9,12 +9,14 @@
  * JDBC provider for SQLite and PostgreSQL; {@link dev.memlife.spool} is the durable write-ahead
  * spool that makes accepted writes survive a crash; {@link dev.memlife.langchain4j} plugs memlife
  * under and over LangChain4j's chat memory, {@link dev.memlife.springai} under Spring AI's; {@link
- * dev.memlife.spring} is the Spring Boot starter; {@link dev.memlife.testing} is the test kit for
- * users' own tests.
+ * dev.memlife.spring} is the Spring Boot starter; {@link dev.memlife.micrometer} publishes the
+ * live figures as Micrometer meters; {@link dev.memlife.testing} is the test kit for users' own
+ * tests.
  *
- * <p>The only module memlife needs at run time is {@code org.slf4j}. The JDBC drivers of the store
- * are found through {@link java.sql.DriverManager}, so they may sit on the class path or the module
- * path. The jar works on the class path as well.
+ * <p>The only module memlife needs at run time besides the JDK's is {@code org.slf4j}. The JDBC
+ * drivers of the store are found through {@link java.sql.DriverManager}, so they may sit on the
+ * class path or the module path. Micrometer is optional: only {@code dev.memlife.micrometer} uses
+ * it, and nothing else loads it. The jar works on the class path as well.
  *
  * <p>LangChain4j is optional: only {@link dev.memlife.langchain4j} uses it, and the module reads it
  * with {@code requires static transitive}, so the rest of memlife resolves and runs without it, and
@@ -25,11 +27,18 @@
  * <p>Spring AI is optional the same way: only {@link dev.memlife.springai} uses it, read with
  * {@code requires static transitive}. Its {@code spring-ai-model} jar (1.1.2, and 2.0.1) declares no
  * module name either, so the name required is the file-based {@code spring.ai.model}. javac's
- * warnings about requiring an automatic module are suppressed on the declaration: these two are the
- * only automatic modules required.
+ * warnings about requiring an automatic module are suppressed on the declaration: these two, and
+ * Micrometer's {@code micrometer.core} (named in its manifest), are the automatic modules required.
  *
  * <p>Spring Boot is optional too: only {@link dev.memlife.spring} uses it, read with {@code requires
  * static transitive}; its jars name their modules ({@code spring.boot} and the others).
+ *
+ * <p><b>Flight recorder.</b> memlife emits JDK Flight Recorder events (category {@code memlife}),
+ * on by default above a 10 ms threshold, so a slow shutdown shows in JDK Mission Control with its
+ * figures: {@code dev.memlife.Flush} (a flush that waited), {@code dev.memlife.Drain} (a manager's
+ * shutdown drain), {@code dev.memlife.Batch} (a batch handed to the providers), {@code
+ * dev.memlife.Teardown} (an agent's teardown), {@code dev.memlife.Reset} (a gateway reset) and
+ * {@code dev.memlife.SpoolCommit} (a spool group commit). None is emitted per write.
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.memlife {
@@ -55,11 +64,21 @@ module dev.memlife {
     // JdbcMemoryProvider.builder(DataSource) takes a javax.sql.DataSource, so readers of this
     // module need java.sql too.
     requires transitive java.sql;
+    // The flight-recorder events (dev.memlife.internal.Events). Not static: the JDK ships the
+    // module, jlink adds it to the image of an application that uses memlife. A static requirement
+    // would need a guard around every event, and would leave the module out of a modular
+    // application's graph unless it said --add-modules jdk.jfr: its recordings would silently hold
+    // no memlife event.
+    requires jdk.jfr;
+    // Only dev.memlife.micrometer uses Micrometer, and nothing else loads it. Not transitive: an
+    // application that uses the binder has a registry, so it reads micrometer.core itself.
+    requires static micrometer.core;
 
     exports dev.memlife;
     exports dev.memlife.agent;
     exports dev.memlife.gateway;
     exports dev.memlife.langchain4j;
+    exports dev.memlife.micrometer;
     exports dev.memlife.session;
     exports dev.memlife.springai;
     exports dev.memlife.spool;

@@ -655,8 +655,10 @@ public final class MemoryManager implements AutoCloseable {
 
     /**
      * The write path's figures now: writes accepted, delivered, failed, abandoned and rejected,
-     * the queue depth and its oldest write's age, batches and their sizes, flush waits. Cheap
-     * enough to poll (a metrics scrape); nothing is added to {@code syncAll} to keep them.
+     * the queue depth and its oldest write's age, batches and their sizes, the flushes that waited
+     * and the drain, with the time they took. Cheap enough to poll (a metrics scrape; {@code
+     * dev.memlife.micrometer.MemlifeMetrics} publishes them); nothing is added to {@code syncAll}
+     * to keep them.
      *
      * @return a snapshot of this manager's figures
      */

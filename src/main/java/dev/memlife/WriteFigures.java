@@ -32,18 +32,25 @@ import java.time.Duration;
  * @param largestBatch the most writes in one batch
  * @param flushWaits {@code flushPending} calls that had to wait for the writer
  * @param flushTimeouts of those, the ones that returned false: timeout, interrupt or abandonment
+ * @param flushWaitTime how long those flushes waited, in all (on the manager's ticker); with
+ *     {@code flushWaits}, a timer's count and total
+ * @param drains shutdown drains that have finished: 0 or 1 for a manager, the managers drained
+ *     for a sum
+ * @param drainTime how long those drains took, in all (on the manager's ticker): the queue's
+ *     drain, not the providers' shutdown after it
  * @param spool the durable spool's figures (backlog, oldest undelivered age, replayed, corrupt,
  *     group commits); {@link SpoolFigures#NONE} for a manager without a spool
  */
 public record WriteFigures(long accepted, long delivered, long failed, long abandoned, long rejected, long pending,
         Duration oldestPendingAge, long batches, long batchedWrites, long largestBatch, long flushWaits,
-        long flushTimeouts, SpoolFigures spool) {
+        long flushTimeouts, Duration flushWaitTime, long drains, Duration drainTime, SpoolFigures spool) {
 
     /** Figures of a manager that never wrote: every count zero. */
     public static final WriteFigures NONE = new WriteFigures(0, 0, 0, 0, 0, 0, Duration.ZERO, 0, 0, 0, 0, 0);
 
     /**
-     * Figures of a manager without a spool: {@link SpoolFigures#NONE}.
+     * Figures of a manager without a spool ({@link SpoolFigures#NONE}) that spent no time in
+     * flushes or a drain.
      *
      * @param accepted writes accepted so far
      * @param delivered writes every provider of their route took
@@ -63,7 +70,7 @@ public record WriteFigures(long accepted, long delivered, long failed, long aban
             Duration oldestPendingAge, long batches, long batchedWrites, long largestBatch, long flushWaits,
             long flushTimeouts) {
         this(accepted, delivered, failed, abandoned, rejected, pending, oldestPendingAge, batches, batchedWrites,
-                largestBatch, flushWaits, flushTimeouts, SpoolFigures.NONE);
+                largestBatch, flushWaits, flushTimeouts, Duration.ZERO, 0, Duration.ZERO, SpoolFigures.NONE);
     }
 
     /**
@@ -81,14 +88,22 @@ public record WriteFigures(long accepted, long delivered, long failed, long aban
      * @param largestBatch the most writes in one batch
      * @param flushWaits flushes that waited
      * @param flushTimeouts flushes that returned false
+     * @param flushWaitTime how long the flushes that waited took, in all
+     * @param drains drains that have finished
+     * @param drainTime how long those drains took, in all
      * @param spool the durable spool's figures; {@link SpoolFigures#NONE} without one
-     * @throws IllegalArgumentException if a count is negative
+     * @throws IllegalArgumentException if a count or a time is negative
      */
     public WriteFigures {
         requireNonNull(oldestPendingAge, "oldestPendingAge");
+        requireNonNull(flushWaitTime, "flushWaitTime");
+        requireNonNull(drainTime, "drainTime");
         requireNonNull(spool, "spool");
+        if (flushWaitTime.isNegative() || drainTime.isNegative()) {
+            throw new IllegalArgumentException("write figures cannot be negative: " + flushWaitTime + ", " + drainTime);
+        }
         long[] counts = {accepted, delivered, failed, abandoned, rejected, pending, batches, batchedWrites,
-            largestBatch, flushWaits, flushTimeouts};
+            largestBatch, flushWaits, flushTimeouts, drains};
         for (long c : counts) {
             if (c < 0) {
                 throw new IllegalArgumentException("write figures cannot be negative: " + c);
@@ -102,8 +117,8 @@ public record WriteFigures(long accepted, long delivered, long failed, long aban
     }
 
     /**
-     * These figures and {@code other} together: counts added, the oldest pending age and the
-     * largest batch the greater of the two.
+     * These figures and {@code other} together: counts and times added, the oldest pending age and
+     * the largest batch the greater of the two.
      *
      * @param other figures of another manager (or a sum of them)
      * @return the sum
@@ -115,6 +130,7 @@ public record WriteFigures(long accepted, long delivered, long failed, long aban
                 oldestPendingAge.compareTo(other.oldestPendingAge) >= 0 ? oldestPendingAge : other.oldestPendingAge,
                 batches + other.batches, batchedWrites + other.batchedWrites,
                 Math.max(largestBatch, other.largestBatch), flushWaits + other.flushWaits,
-                flushTimeouts + other.flushTimeouts, spool.plus(other.spool));
+                flushTimeouts + other.flushTimeouts, flushWaitTime.plus(other.flushWaitTime), drains + other.drains,
+                drainTime.plus(other.drainTime), spool.plus(other.spool));
     }
 }

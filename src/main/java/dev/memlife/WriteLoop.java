@@ -1,6 +1,7 @@
 package dev.memlife;
 
 import dev.memlife.Writer.State;
+import dev.memlife.internal.Events;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import java.lang.invoke.MethodHandles;
@@ -382,11 +383,15 @@ final class WriteLoop {
      * Hands the batch to the providers. Consecutive writes with the same route go together: as one
      * {@code syncBatch} per provider when every provider of the route writes batches, else one write
      * at a time, each to every provider before the next starts. Each chunk is claimed before it
-     * goes to the first provider, and published as soon as every provider had it.
+     * goes to the first provider, and published as soon as every provider had it. Recorded as
+     * one {@link Events.Batch}.
      */
     private void deliver(List<Turn> batch) {
+        Events.Batch event = new Events.Batch();
+        event.begin();
         int claimed = 0;
         int finished = 0;
+        int failed = 0;
         try {
             int from = 0;
             while (from < batch.size()) {
@@ -402,7 +407,9 @@ final class WriteLoop {
                         return; // the drain deadline passed and the drain abandoned the rest
                     }
                     claimed = end;
-                    publish(batch, i, end, calls.write(batch, i, end, route));
+                    boolean ok = calls.write(batch, i, end, route);
+                    publish(batch, i, end, ok);
+                    failed += ok ? 0 : end - i;
                     finished = end;
                 }
                 from = to;
@@ -410,6 +417,15 @@ final class WriteLoop {
         } catch (Throwable fatal) {
             failRestOfBatch(batch, claimed, finished);
             throw fatal;
+        } finally {
+            event.end();
+            if (event.shouldCommit()) {
+                event.manager = managerName;
+                event.writes = batch.size();
+                event.failed = failed;
+                event.abandoned = batch.size() - claimed;
+                event.commit();
+            }
         }
     }
 

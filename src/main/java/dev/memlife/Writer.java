@@ -2,6 +2,7 @@ package dev.memlife;
 
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Events;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import java.time.Duration;
@@ -136,9 +137,17 @@ final class Writer {
      * (empty) route at once, without the queue or a writer thread, and without a write id.
      */
     private final AtomicLong toNobody = new AtomicLong();
-    /** Flushes that had to wait, and those of them that returned false; counted off the fast path. */
+    /**
+     * Flushes that had to wait, those of them that returned false, and how long they waited in all
+     * (on the {@link #ticker}); counted off the fast path.
+     */
     private final AtomicLong flushWaits = new AtomicLong();
     private final AtomicLong flushTimeouts = new AtomicLong();
+    private final AtomicLong flushWaitNanos = new AtomicLong();
+    /** How long the drain took, on the {@link #ticker}; written once, before {@link #drains}. */
+    private volatile long drainNanos;
+    /** 1 once the drain has returned. */
+    private volatile long drains;
     /**
      * For {@link #figures()}, under the batch lock: the sequence number of the first queued write
      * that no writer had taken when a snapshot last looked, and when that snapshot saw it first.
@@ -453,20 +462,34 @@ final class Writer {
     /**
      * The flush barrier: true once every write accepted before this call has been handed to every
      * provider; false on timeout, interrupt, abandonment, or when called from the writer itself.
+     * Only a flush that has to wait is counted, timed and recorded ({@link Events.Flush}).
      */
     boolean flush(long timeoutNanos) {
         long target = queue.reserved();
-        if (queue.finished() >= target) {
+        long finished = queue.finished();
+        if (finished >= target) {
             return true;
         }
         if (Thread.currentThread() == loop.thread()) {
             return false; // the writer cannot wait for itself
         }
-        long deadline = Checks.saturatedAdd(ticker.read(), timeoutNanos);
+        Events.Flush event = new Events.Flush();
+        event.begin();
+        long start = ticker.read();
+        long deadline = Checks.saturatedAdd(start, timeoutNanos);
         flushWaits.incrementAndGet();
         boolean met = awaitFinished(target, () -> deadline);
+        flushWaitNanos.addAndGet(Math.max(0, ticker.read() - start));
         if (!met) {
             flushTimeouts.incrementAndGet();
+        }
+        event.end();
+        if (event.shouldCommit()) {
+            event.manager = managerName;
+            event.writes = target - finished;
+            event.met = met;
+            event.timeout = timeoutNanos;
+            event.commit();
         }
         return met;
     }
@@ -532,9 +555,11 @@ final class Writer {
         long failed = progress.failed();
         Duration age = Duration.ofMillis(Math.max(0, now - oldestSince));
         SpoolFigures spool = log == null ? SpoolFigures.NONE : log.figures().withOldestUndeliveredAge(age);
+        long drained = drains; // before drainNanos: once it reads 1, the drain's time is there
         return new WriteFigures(queue.reserved() + nobody, delivered, failed, abandonedCount, rejected.get(), pending(),
                 age, progress.batches(), progress.batchedWrites(), progress.largestBatch(), flushWaits.get(),
-                flushTimeouts.get(), spool);
+                flushTimeouts.get(), Duration.ofNanos(flushWaitNanos.get()), drained, Duration.ofNanos(drainNanos),
+                spool);
     }
 
     /**
@@ -640,9 +665,34 @@ final class Writer {
      * Stops accepting writes and lets the queue drain until the deadline (on {@link Ticker}, and
      * see {@link #tightenDrainDeadline}); then abandons whatever the writer has not started.
      * Called once, by the manager's shutdown. On the writer thread itself (a provider shutting its
-     * manager down) it does not wait: the writer cannot drain while it is inside this call.
+     * manager down) it does not wait: the writer cannot drain while it is inside this call. Timed
+     * for the figures, and recorded ({@link Events.Drain}).
      */
     Outcome drain(long deadline) {
+        Events.Drain event = new Events.Drain();
+        event.begin();
+        long start = ticker.read();
+        long pendingBefore = pending();
+        long deliveredBefore = progress.delivered() + toNobody.get();
+        long failedBefore = progress.failed();
+        Outcome outcome = drainQueue(deadline);
+        drainNanos = Math.max(0, ticker.read() - start);
+        drains = 1;
+        event.end();
+        if (event.shouldCommit()) {
+            event.manager = managerName;
+            event.pending = pendingBefore;
+            event.delivered = outcome.delivered() - deliveredBefore;
+            event.failed = outcome.failed() - failedBefore;
+            event.abandoned = outcome.abandonedIds().size();
+            event.stillRunning = outcome.stillRunning();
+            event.budget = Math.max(0, deadline - start);
+            event.commit();
+        }
+        return outcome;
+    }
+
+    private Outcome drainQueue(long deadline) {
         drainDeadline.accumulateAndGet(deadline, Math::min);
         long target;
         waits.lock();

@@ -6,9 +6,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.GatedProvider;
+import dev.memlife.testing.ManualTicker;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -116,12 +119,71 @@ class WriteFiguresTest {
         assertThat(manager.figures().delivered()).isEqualTo(1);
     }
 
+    /**
+     * The flushes that waited are timed on the manager's ticker, for the timer of a metrics
+     * registry: count and total time. A flush that returns at once is neither counted nor timed.
+     */
+    @Test
+    void flushWaitsAreTimedOnTheTicker() throws Exception {
+        ManualTicker ticker = new ManualTicker();
+        GatedProvider gated = new GatedProvider("gated");
+        MemoryManager manager = MemoryManager.builder().name("timed").ticker(ticker).build();
+        manager.addProvider(gated);
+        assertThat(manager.flushPending(WAIT)).isTrue(); // idle: returns at once
+        manager.syncAll("u1", "a", "s");
+        manager.syncAll("u2", "a", "s");
+        assertThat(gated.awaitHeld(WAIT)).isTrue();
+
+        CompletableFuture<Boolean> flush =
+                CompletableFuture.supplyAsync(() -> manager.flushPending(Duration.ofSeconds(3)));
+        await().atMost(WAIT).until(() -> manager.figures().flushWaits() == 1);
+        ticker.advance(Duration.ofSeconds(5)); // past the flush's timeout: it returns false at its next slice
+        assertThat(flush.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isFalse();
+        WriteFigures afterFlush = manager.figures();
+        assertThat(afterFlush.flushWaits()).isEqualTo(1);
+        assertThat(afterFlush.flushWaitTime()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(afterFlush.drains()).isZero();
+        assertThat(afterFlush.drainTime()).isEqualTo(Duration.ZERO);
+
+        gated.open();
+        manager.shutdownAll();
+    }
+
+    @Test
+    void theDrainIsTimed() {
+        GatedProvider gated = new GatedProvider("gated");
+        MemoryManager manager = MemoryManager.builder().name("drain-timed").build();
+        manager.addProvider(gated);
+        manager.syncAll("u1", "a", "s");
+        manager.syncAll("u2", "a", "s");
+        assertThat(gated.awaitHeld(WAIT)).isTrue();
+
+        DrainReport report = manager.shutdownAll(Duration.ofMillis(200)); // u1 runs on, u2 is abandoned at 180 ms
+        gated.open();
+
+        WriteFigures figures = manager.figures();
+        assertThat(report.abandoned()).isEqualTo(1);
+        assertThat(figures.drains()).isEqualTo(1);
+        assertThat(figures.drainTime()).isBetween(Duration.ofMillis(150), report.elapsed());
+        assertThat(figures.flushWaits()).isZero();
+        assertThat(figures.flushWaitTime()).isEqualTo(Duration.ZERO);
+    }
+
     @Test
     void figuresAddUpAcrossManagers() {
         WriteFigures a = new WriteFigures(10, 7, 1, 1, 2, 1, Duration.ofMillis(5), 3, 9, 4, 2, 1);
         WriteFigures b = new WriteFigures(4, 4, 0, 0, 0, 0, Duration.ofMillis(9), 1, 4, 4, 1, 0);
         assertThat(a.plus(b)).isEqualTo(new WriteFigures(14, 11, 1, 1, 2, 1, Duration.ofMillis(9), 4, 13, 4, 3, 1));
         assertThat(a.plus(WriteFigures.NONE)).isEqualTo(a);
+        WriteFigures timed = new WriteFigures(1, 1, 0, 0, 0, 0, Duration.ZERO, 1, 1, 1, 2, 0, Duration.ofMillis(30), 1,
+                Duration.ofMillis(400), SpoolFigures.NONE);
+        WriteFigures twice = timed.plus(timed);
+        assertThat(twice.flushWaitTime()).isEqualTo(Duration.ofMillis(60));
+        assertThat(twice.drains()).isEqualTo(2);
+        assertThat(twice.drainTime()).isEqualTo(Duration.ofMillis(800));
+        assertThatThrownBy(() -> new WriteFigures(0, 0, 0, 0, 0, 0, Duration.ZERO, 0, 0, 0, 0, 0,
+                Duration.ofMillis(-1), 0, Duration.ZERO, SpoolFigures.NONE))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative");
         assertThatThrownBy(() -> new WriteFigures(-1, 0, 0, 0, 0, 0, Duration.ZERO, 0, 0, 0, 0, 0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
         assertThatThrownBy(() -> a.plus(null)).hasMessageContaining("other");

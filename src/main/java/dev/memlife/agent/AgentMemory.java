@@ -9,6 +9,7 @@ import dev.memlife.agent.TeardownListener.Phase;
 import dev.memlife.agent.TeardownResult.Extraction;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Events;
 import dev.memlife.internal.Failures;
 import dev.memlife.internal.Threads;
 import java.time.Duration;
@@ -336,8 +337,13 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         return TeardownResult.ownedByOther(name(), requested, owner);
     }
 
-    /** The winner's work. Whatever happens, the claim ends TORN_DOWN and {@link #teardown} completes. */
+    /**
+     * The winner's work. Whatever happens, the claim ends TORN_DOWN and {@link #teardown} completes.
+     * Recorded as one {@link Events.Teardown}.
+     */
     private TeardownResult runClaimed(TeardownMode mode, List<Message> snapshot) {
+        Events.Teardown event = new Events.Teardown();
+        event.begin();
         TeardownResult result = null;
         Throwable failure = null;
         try {
@@ -369,7 +375,30 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
             } else {
                 teardown.completeExceptionally(failure != null ? failure : new IllegalStateException("no result"));
             }
+            record(event, mode, result, failure);
         }
+    }
+
+    private void record(Events.Teardown event, TeardownMode mode, TeardownResult result, Throwable failure) {
+        event.end();
+        if (!event.shouldCommit()) {
+            return;
+        }
+        event.agent = name();
+        event.mode = mode.name();
+        if (result != null) {
+            event.flushed = result.flushed();
+            event.extraction = result.extraction().name();
+            result.drainReport().ifPresent(d -> {
+                event.delivered = d.delivered();
+                event.failed = d.failed();
+                event.abandoned = d.abandoned();
+                event.stillRunning = d.stillRunning();
+                event.providersNotShutDown = d.providersNotShutDown().size();
+            });
+        }
+        event.failure = failure == null ? null : failure.toString();
+        event.commit();
     }
 
     private boolean flush(String what) {

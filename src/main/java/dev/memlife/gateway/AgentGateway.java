@@ -10,6 +10,7 @@ import dev.memlife.agent.TeardownMode;
 import dev.memlife.agent.TeardownResult;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
+import dev.memlife.internal.Events;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import java.time.Duration;
@@ -118,6 +119,11 @@ public final class AgentGateway implements AutoCloseable {
     /** {@return a builder for a gateway with settings other than the defaults} */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** {@return this gateway's name, as it appears in thread names and logs} */
+    public String name() {
+        return name;
     }
 
     // ---- the cache -----------------------------------------------------------------------------
@@ -262,6 +268,7 @@ public final class AgentGateway implements AutoCloseable {
      * the reset timeout for it. On timeout it logs and returns: the close goes on in the background
      * and still owns the agent, so the eviction that follows (and any other) leaves the providers
      * to it. An interrupt ends the wait early with the flag restored. An unknown key does nothing.
+     * A reset of a cached agent is recorded as one {@code dev.memlife.Reset} flight-recorder event.
      *
      * @param key the session key
      * @return whether the close finished, timed out (it goes on) or failed, or that nothing was
@@ -273,6 +280,8 @@ public final class AgentGateway implements AutoCloseable {
         if (entry == null) {
             return ResetResult.notCached(key);
         }
+        Events.Reset event = new Events.Reset();
+        event.begin();
         CompletableFuture<TeardownResult> close = hardClose(entry, "reset");
         TeardownResult result = null;
         ResetResult.Status status;
@@ -291,6 +300,14 @@ public final class AgentGateway implements AutoCloseable {
         if (status == ResetResult.Status.TIMED_OUT) {
             LOG.warn("reset of '{}': cleanup of {} did not finish within {} ms; it goes on in the background and "
                     + "still owns the agent's teardown", key, entry.agent, resetTimeout.toMillis());
+        }
+        event.end();
+        if (event.shouldCommit()) {
+            event.gateway = name;
+            event.key = key;
+            event.agent = entry.agent.name();
+            event.status = status.name();
+            event.commit();
         }
         return ResetResult.of(key, status, result, close, evictRemoved(entry, "after reset"));
     }

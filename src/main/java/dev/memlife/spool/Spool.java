@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.memlife.SpoolFigures;
 import dev.memlife.Turn;
 import dev.memlife.WriteAheadLog;
+import dev.memlife.internal.Events;
 import dev.memlife.spool.SegmentFormat.Contents;
 import dev.memlife.spool.SegmentFormat.Corruption;
 import java.io.IOException;
@@ -124,6 +125,8 @@ public final class Spool implements WriteAheadLog {
     private SegmentFile current;
     private long markWritten;
     private long groupCommits;
+    /** Writes appended when the last commit took the buffer. */
+    private long committedCount;
 
     // ---- any thread ----
     private volatile String managerName;
@@ -612,7 +615,8 @@ public final class Spool implements WriteAheadLog {
     /**
      * Under the commit lock: takes the buffer, writes it (rolling segments where appends did),
      * forces it, then writes the delivery mark and deletes the segments every write of which was
-     * delivered. A disk failure is kept: later appends are refused, waiters get it.
+     * delivered. A disk failure is kept: later appends are refused, waiters get it. A commit that
+     * writes something is recorded as one {@link Events.SpoolCommit}.
      */
     private void commitLocked(boolean closing) {
         // Read before the buffer is taken: a failed write kept again is appended before the writer
@@ -622,12 +626,15 @@ public final class Spool implements WriteAheadLog {
             byte[] out;
             int length;
             long target;
+            long writes;
             List<long[]> cuts;
             order.lock();
             try {
                 out = buffer;
                 length = buffered;
                 target = appendedPosition;
+                writes = appendedCount - committedCount;
+                committedCount = appendedCount;
                 cuts = rolls.isEmpty() ? List.of() : new ArrayList<>(rolls);
                 rolls.clear();
                 buffer = spare;
@@ -637,6 +644,8 @@ public final class Spool implements WriteAheadLog {
                 order.unlock();
             }
             if (length > 0) {
+                Events.SpoolCommit event = new Events.SpoolCommit();
+                event.begin();
                 try {
                     int from = 0;
                     for (long[] cut : cuts) {
@@ -657,6 +666,17 @@ public final class Spool implements WriteAheadLog {
                     failure = e;
                     LOG.error("spool {} of memory manager '{}' failed to write or force; it refuses new writes, and "
                             + "the writes not yet forced are delivered but not durable", dir, managerName, e);
+                }
+                event.end();
+                if (event.shouldCommit()) {
+                    event.manager = managerName;
+                    event.directory = dir.toString();
+                    event.writes = writes;
+                    event.bytes = length;
+                    event.segmentsStarted = cuts.size();
+                    event.closing = closing;
+                    event.failed = failure != null;
+                    event.commit();
                 }
             }
         }

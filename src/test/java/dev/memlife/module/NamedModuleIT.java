@@ -17,16 +17,21 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The built jar, as a user of the module path gets it: it resolves as the named module
  * {@code dev.memlife}, exports exactly the public API packages, and works there.
  *
  * <p>Runs under failsafe after {@code package}, on the real jar (system property
- * {@code memlife.jar}), in a fresh {@link ModuleLayer} holding only that jar and slf4j-api. The
+ * {@code memlife.jar}), in a fresh {@link ModuleLayer} holding only that jar and slf4j-api (and,
+ * for the Micrometer binder, another with Micrometer too). The
  * layer's class loader has the platform class loader as its parent, so no class of memlife can
  * come from the test's class path. Neither LangChain4j nor Spring is in that layer: the core must
  * resolve and run without them, on the module path and on a class path of its own; a second layer
@@ -44,6 +49,7 @@ class NamedModuleIT {
             "dev.memlife.agent",
             "dev.memlife.gateway",
             "dev.memlife.langchain4j",
+            "dev.memlife.micrometer",
             "dev.memlife.session",
             "dev.memlife.springai",
             "dev.memlife.store",
@@ -111,6 +117,21 @@ class NamedModuleIT {
     void theDemoIsNotInTheJar() {
         assertThat(module().getDescriptor().packages()).doesNotContain("dev.memlife.demo");
         assertThat(module().getPackages()).doesNotContain("dev.memlife.demo");
+    }
+
+    @Test
+    void itNeedsTheFlightRecorderButNotMicrometer() {
+        Set<Requires> requires = module().getDescriptor().requires();
+
+        assertThat(requires).anySatisfy(r -> {
+            assertThat(r.name()).isEqualTo("jdk.jfr");
+            assertThat(r.modifiers()).doesNotContain(Requires.Modifier.STATIC);
+        });
+        assertThat(requires).anySatisfy(r -> {
+            assertThat(r.name()).isEqualTo("micrometer.core");
+            assertThat(r.modifiers()).containsExactly(Requires.Modifier.STATIC);
+        });
+        assertThat(layer.findModule("micrometer.core")).as("the layer without Micrometer").isEmpty();
     }
 
     @Test
@@ -308,5 +329,80 @@ class NamedModuleIT {
     /** A module of Spring Boot or Spring Framework that the starter reads; not Spring AI's. */
     private static boolean isSpring(String module) {
         return module.startsWith("spring.") && !module.equals(SPRING_AI);
+    }
+
+    /**
+     * The flight recorder instruments the events of the module's unexported package: a drain in the
+     * module layer is in the recording.
+     */
+    @Test
+    void theFlightRecorderRecordsTheModulesEvents(@TempDir Path dir) throws Exception {
+        ClassLoader loader = layer.findLoader(MODULE);
+        Class<?> managerClass = loader.loadClass("dev.memlife.MemoryManager");
+        Method builder = managerClass.getMethod("builder");
+        Object b = builder.invoke(null);
+        builder.getReturnType().getMethod("name", String.class).invoke(b, "module-jfr");
+        Object manager = builder.getReturnType().getMethod("build").invoke(b);
+
+        Path file = dir.resolve("module.jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable("dev.memlife.Drain").withThreshold(Duration.ZERO);
+            recording.start();
+            managerClass.getMethod("shutdownAll").invoke(manager);
+            recording.stop();
+            recording.dump(file);
+        }
+
+        List<RecordedEvent> drains = RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.memlife.Drain"))
+                .filter(e -> "module-jfr".equals(e.getString("manager")))
+                .collect(Collectors.toList());
+        assertThat(drains).hasSize(1);
+        assertThat(drains.get(0).getLong("pending")).isZero();
+    }
+
+    /**
+     * With Micrometer on the module path too, the binder of {@code dev.memlife.micrometer} works
+     * in the named module: {@code requires static} lets the module read Micrometer when it is
+     * there.
+     */
+    @Test
+    void theMicrometerBinderWorksWhenMicrometerIsInTheLayer() throws Exception {
+        Path slf4j = jarOf(org.slf4j.Logger.class);
+        Configuration cf = ModuleLayer.boot().configuration().resolve(ModuleFinder.of(jar, slf4j,
+                jarOf(io.micrometer.core.instrument.MeterRegistry.class),
+                jarOf(io.micrometer.common.KeyValue.class),
+                jarOf(io.micrometer.observation.Observation.class)), ModuleFinder.of(),
+                Set.of(MODULE, "micrometer.core"));
+        ModuleLayer withMicrometer = ModuleLayer.boot().defineModulesWithOneLoader(cf,
+                ClassLoader.getPlatformClassLoader());
+        Module memlife = withMicrometer.findModule(MODULE).orElseThrow();
+        Module micrometer = withMicrometer.findModule("micrometer.core").orElseThrow();
+        assertThat(memlife.canRead(micrometer)).isTrue();
+
+        ClassLoader loader = withMicrometer.findLoader(MODULE);
+        Class<?> managerClass = loader.loadClass("dev.memlife.MemoryManager");
+        Class<?> metricsClass = loader.loadClass("dev.memlife.micrometer.MemlifeMetrics");
+        Class<?> registryClass = loader.loadClass("io.micrometer.core.instrument.MeterRegistry");
+        assertThat(metricsClass.getModule()).isSameAs(memlife);
+        assertThat(registryClass.getModule()).isSameAs(micrometer);
+
+        Method builder = managerClass.getMethod("builder");
+        Object b = builder.invoke(null);
+        builder.getReturnType().getMethod("name", String.class).invoke(b, "module-metrics");
+        Object manager = builder.getReturnType().getMethod("build").invoke(b);
+        Object registry = loader.loadClass("io.micrometer.core.instrument.simple.SimpleMeterRegistry")
+                .getConstructor().newInstance();
+        Object binder = metricsClass.getConstructor(managerClass).newInstance(manager);
+        metricsClass.getMethod("bindTo", registryClass).invoke(binder, registry);
+        managerClass.getMethod("syncAll", String.class, String.class, String.class).invoke(manager, "u", "a", "s");
+
+        Method get = registryClass.getMethod("get", String.class);
+        Object search = get.invoke(registry, "memlife.writes.accepted");
+        Method functionCounter = get.getReturnType().getMethod("functionCounter");
+        Object counter = functionCounter.invoke(search);
+        Object count = functionCounter.getReturnType().getMethod("count").invoke(counter);
+        assertThat(count).isEqualTo(1.0);
+        managerClass.getMethod("shutdownAll").invoke(manager);
     }
 }
