@@ -2,6 +2,7 @@ package dev.memlife.spring;
 
 import dev.memlife.MemoryProvider;
 import dev.memlife.gateway.AgentGateway;
+import dev.memlife.micrometer.MemlifeMetrics;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.store.JdbcMemoryProvider;
 import java.time.Duration;
@@ -36,7 +37,9 @@ import org.springframework.core.env.Environment;
  *       {@code memlife.drain-timeout} cut to fit {@code spring.lifecycle.timeout-per-shutdown-phase};
  *   <li>{@code memlifeHealthIndicator} (health group {@code memlife}) when Spring Boot's health
  *       support is on the class path (Boot 3's actuator or Boot 4's spring-boot-health), unless
- *       {@code management.health.memlife.enabled=false}.
+ *       {@code management.health.memlife.enabled=false};
+ *   <li>{@code memlifeMetrics}, the gateway's {@link MemlifeMetrics}, when Micrometer is on the
+ *       class path: Boot binds it to its meter registry.
  * </ul>
  *
  * <p>The gateway and the tracker have no destroy method: the lifecycle stops them within its
@@ -121,6 +124,20 @@ public class MemlifeAutoConfiguration {
     static HealthCheck healthCheck(AgentGateway gateway, ObjectProvider<SessionCommitTracker> tracker,
             ObjectProvider<DataSource> dataSource) {
         return new HealthCheck(gateway, tracker.getIfUnique(), dataSource.getIfUnique());
+    }
+
+    /**
+     * Micrometer: the gateway's meters ({@link MemlifeMetrics}), a {@code MeterBinder} bean that
+     * Boot's metrics support binds to its registry.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+    static class Metrics {
+        @Bean
+        @ConditionalOnMissingBean(name = "memlifeMetrics")
+        MemlifeMetrics memlifeMetrics(AgentGateway gateway) {
+            return new MemlifeMetrics(gateway);
+        }
     }
 
     /** Boot 3: actuator's {@code HealthIndicator}. */

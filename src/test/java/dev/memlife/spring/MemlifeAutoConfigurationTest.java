@@ -8,11 +8,14 @@ import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
+import dev.memlife.micrometer.MemlifeMetrics;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.store.JdbcMemoryProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
 import dev.memlife.testing.RecordingProvider;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.reflect.Method;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.SmartLifecycle;
 import org.sqlite.SQLiteDataSource;
@@ -207,6 +211,18 @@ class MemlifeAutoConfigurationTest {
         });
         runner.withPropertyValues("management.health.memlife.enabled=false")
                 .run(context -> assertThat(context).doesNotHaveBean("memlifeHealthIndicator"));
+    }
+
+    @Test
+    void withMicrometerPresentTheGatewaysMetersAreAMeterBinderBean() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(MemlifeMetrics.class);
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            context.getBean(MemlifeMetrics.class).bindTo(registry);
+            assertThat(registry.get("memlife.agents").tag("state", "leased").gauge().value()).isZero();
+        });
+        runner.withClassLoader(new FilteredClassLoader(MeterBinder.class))
+                .run(context -> assertThat(context).doesNotHaveBean("memlifeMetrics"));
     }
 
     private static AgentMemory agentUsing(String key, MemoryProvider store) {
