@@ -5,6 +5,7 @@ import dev.memlife.WriteFigures;
 import dev.memlife.spool.Spool;
 import dev.memlife.spool.SpoolInspection;
 import dev.memlife.store.JdbcMemoryProvider;
+import dev.memlife.testing.GatedProvider;
 import java.io.IOException;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
@@ -24,8 +25,8 @@ import java.util.stream.Stream;
  * Replay (issue 14, part 4): a spool holding {@code turns} undelivered writes, as a crash leaves
  * it, replayed by a new manager into the JDBC store on a fresh SQLite file.
  *
- * <p>The image is made once ({@link #makeImage}): a manager on a spool whose writer thread never
- * starts (a {@link Gate} that stays shut) accepts the writes (the rows of {@link StoreDrainRace}:
+ * <p>The image is made once ({@link #makeImage}): a manager on a spool whose provider holds the
+ * first write it gets, so none is delivered, accepts the writes (the rows of {@link StoreDrainRace}:
  * the same sessions and contents), waits until they are durable, and the spool's files but its
  * lock are copied, as {@code SpoolTest.crashImage} does: what {@code kill -9} leaves on disk
  * (forced, as a restarted machine finds it).
@@ -56,10 +57,12 @@ final class SpoolReplay {
     static Image makeImage(Path root, int turns) throws Exception {
         Path live = root.resolve("live");
         Path image = root.resolve("image");
-        Gate shut = new Gate("spool-replay-held-writer");
+        // The provider holds the first write it gets, so no write is delivered (the spool's own
+        // committer thread still runs: a gated thread factory would hold it too).
+        GatedProvider held = new GatedProvider("held", t -> true);
         MemoryManager manager = MemoryManager.builder().name("spool-replay-crashed").spool(Spool.open(live))
-                .queueCapacity(turns).threadFactory(shut).build();
-        manager.addProvider(SpoolThroughput.sinkProvider(new CountingSink())); // never reached: the writer is held
+                .queueCapacity(turns).build();
+        manager.addProvider(held);
         for (int i = 0; i < turns; i++) {
             if (!manager.syncAll("user message " + i, StoreDrainRace.ASSISTANT, "session-" + (i % 64))) {
                 throw new IllegalStateException("write " + i + " was rejected");
@@ -70,7 +73,7 @@ final class SpoolReplay {
         }
         copySpool(live, image);
         manager.shutdownAll(Duration.ZERO); // abandons the queued writes; the live spool is not used again
-        shut.open();
+        held.open();
         Files2.deleteTree(live);
         SpoolInspection inspection = SpoolInspection.of(image); // reads the files, opens nothing
         if (inspection.pending() != turns || inspection.segments().stream().map(SpoolInspection.Segment::idPrefix)
