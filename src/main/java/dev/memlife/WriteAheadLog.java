@@ -80,7 +80,10 @@ public interface WriteAheadLog {
      */
     void keepFailed(Turn turn);
 
-    /** {@return the position of the last write appended, or of the last replayed; 0 if none} */
+    /**
+     * {@return the position of the last write appended; before the first, the start of this run's
+     * log, past every write an earlier run left}
+     */
     long appended();
 
     /**

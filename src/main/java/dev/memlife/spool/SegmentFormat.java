@@ -92,7 +92,8 @@ final class SegmentFormat {
         putInt(buffer, at + 4, (int) crc.getValue());
     }
 
-    private static void putInt(byte[] b, int at, int v) {
+    /** Writes {@code v} big-endian at {@code at}. */
+    static void putInt(byte[] b, int at, int v) {
         b[at] = (byte) (v >>> 24);
         b[at + 1] = (byte) (v >>> 16);
         b[at + 2] = (byte) (v >>> 8);

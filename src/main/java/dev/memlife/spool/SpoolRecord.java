@@ -44,7 +44,7 @@ final class SpoolRecord {
         CRC32C crc = new CRC32C();
         crc.update(record, 0, 4);
         crc.update(record, SegmentFormat.RECORD_OVERHEAD, record.length - SegmentFormat.RECORD_OVERHEAD - TAIL);
-        putInt(record, 4, (int) crc.getValue());
+        SegmentFormat.putInt(record, 4, (int) crc.getValue());
         return record;
     }
 
@@ -54,10 +54,7 @@ final class SpoolRecord {
         int tail = record.length - TAIL;
         putLong(record, tail, -1);
         putLong(record, tail + 8, turn.acceptedAt().toEpochMilli());
-        CRC32C crc = new CRC32C();
-        crc.update(record, 0, 4);
-        crc.update(record, SegmentFormat.RECORD_OVERHEAD, record.length - SegmentFormat.RECORD_OVERHEAD);
-        putInt(record, 4, (int) crc.getValue());
+        SegmentFormat.seal(record, 0, record.length - SegmentFormat.RECORD_OVERHEAD, new CRC32C());
         return record;
     }
 
@@ -69,7 +66,7 @@ final class SpoolRecord {
         int tail = at + length - TAIL;
         putLong(buffer, tail, seq);
         putLong(buffer, tail + 8, acceptedAtMillis);
-        putInt(buffer, at + 4, Crc32c.resume(getInt(buffer, at + 4), buffer, tail, TAIL));
+        SegmentFormat.putInt(buffer, at + 4, Crc32c.resume(getInt(buffer, at + 4), buffer, tail, TAIL));
     }
 
     private static byte[] record(Turn turn, byte[] givenId) {
@@ -90,7 +87,7 @@ final class SpoolRecord {
                     + " bytes; this write needs " + payload);
         }
         byte[] out = new byte[SegmentFormat.RECORD_OVERHEAD + payload];
-        putInt(out, 0, payload);
+        SegmentFormat.putInt(out, 0, payload);
         int at = SegmentFormat.RECORD_OVERHEAD;
         out[at++] = givenId == null ? SEQ_ID : GIVEN_ID;
         if (givenId != null) {
@@ -99,7 +96,7 @@ final class SpoolRecord {
         at = putString(out, at, session);
         at = putString(out, at, user);
         at = putString(out, at, assistant);
-        putInt(out, at, messages.size());
+        SegmentFormat.putInt(out, at, messages.size());
         at += 4;
         for (byte[] part : parts) {
             at = putString(out, at, part);
@@ -154,7 +151,7 @@ final class SpoolRecord {
     }
 
     private static int putString(byte[] out, int at, byte[] bytes) {
-        putInt(out, at, bytes.length);
+        SegmentFormat.putInt(out, at, bytes.length);
         System.arraycopy(bytes, 0, out, at + 4, bytes.length);
         return at + 4 + bytes.length;
     }
@@ -170,20 +167,13 @@ final class SpoolRecord {
         return s;
     }
 
-    static void putInt(byte[] b, int at, int v) {
-        b[at] = (byte) (v >>> 24);
-        b[at + 1] = (byte) (v >>> 16);
-        b[at + 2] = (byte) (v >>> 8);
-        b[at + 3] = (byte) v;
-    }
-
     static int getInt(byte[] b, int at) {
         return (b[at] & 0xFF) << 24 | (b[at + 1] & 0xFF) << 16 | (b[at + 2] & 0xFF) << 8 | b[at + 3] & 0xFF;
     }
 
     static void putLong(byte[] b, int at, long v) {
-        putInt(b, at, (int) (v >>> 32));
-        putInt(b, at + 4, (int) v);
+        SegmentFormat.putInt(b, at, (int) (v >>> 32));
+        SegmentFormat.putInt(b, at + 4, (int) v);
     }
 
     static long getLong(byte[] b, int at) {
