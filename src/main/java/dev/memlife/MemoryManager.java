@@ -78,7 +78,6 @@ public final class MemoryManager implements AutoCloseable {
     /** Guards the replay of the spool; {@link #replayed} is set once it ran. */
     private final Object replay = new Object();
     private volatile boolean replayed;
-    private long replayedWrites;
 
     /**
      * The shutdown in progress: its report; its deadline on {@link #ticker}, which later calls may
@@ -611,7 +610,7 @@ public final class MemoryManager implements AutoCloseable {
                 throw new IllegalStateException("memory manager '" + name + "' has no provider registered: "
                         + "register its providers before replaying its spool, or the writes would go nowhere");
             }
-            replayedWrites = spool.replay((turn, position) -> writer.enqueueReplayed(turn, position, route));
+            long replayedWrites = spool.replay((turn, position) -> writer.enqueueReplayed(turn, position, route));
             replayed = true;
             if (replayedWrites > 0) {
                 LOG.info("memory manager '{}' replayed {} writes from its spool", name, replayedWrites);
