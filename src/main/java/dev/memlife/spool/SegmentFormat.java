@@ -107,8 +107,21 @@ final class SegmentFormat {
         return (int) crc.getValue();
     }
 
-    /** A record read back: where it starts in the segment, and its payload. */
-    record Entry(long offset, byte[] payload) {}
+    /**
+     * A record read back: where it starts in the segment, and its payload's length; the payload
+     * is in the segment's bytes ({@link Contents#payload}), not copied out of them.
+     */
+    record Entry(int offset, int length) {
+        /** {@return where the payload starts in the segment} */
+        int payloadOffset() {
+            return offset + RECORD_OVERHEAD;
+        }
+
+        /** {@return where the record ends in the segment: where the next one starts} */
+        int end() {
+            return offset + RECORD_OVERHEAD + length;
+        }
+    }
 
     /** Bytes that could not be read as a record, from {@code offset} for {@code length} bytes. */
     record Corruption(long offset, long length, String reason) {}
@@ -123,9 +136,16 @@ final class SegmentFormat {
      * @param validLength the length to keep: up to the end of the last record that checked (the
      *     segment is cut back to it when its tail is torn)
      * @param tornTailBytes bytes after {@code validLength} that are not a whole record; 0 if none
+     * @param bytes the segment's bytes, which hold the entries' payloads
      */
     record Contents(String idPrefix, int headerLength, List<Entry> entries, List<Corruption> corrupt,
-            long validLength, long tornTailBytes) {}
+            long validLength, long tornTailBytes, byte[] bytes) {
+
+        /** {@return a copy of an entry's payload} */
+        byte[] payload(Entry e) {
+            return Arrays.copyOfRange(bytes, e.payloadOffset(), e.end());
+        }
+    }
 
     /** Thrown for a segment this code must not read: not a segment, or a newer format. */
     static final class UnreadableSegmentException extends IllegalStateException {
@@ -144,14 +164,13 @@ final class SegmentFormat {
      * reached the disk before its data).
      */
     static boolean isTornHeader(byte[] bytes) {
+        if (bytes.length >= HEADER_FIXED_BYTES + 0xFFFF) {
+            return false; // longer than any header: a segment, whole or damaged, not a header cut short
+        }
+        if (allZeros(bytes)) {
+            return true;
+        }
         byte[] magic = ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).array();
-        boolean zeros = true;
-        for (byte b : bytes) {
-            zeros &= b == 0;
-        }
-        if (zeros) {
-            return bytes.length < HEADER_FIXED_BYTES + 0xFFFF;
-        }
         for (int i = 0; i < Math.min(4, bytes.length); i++) {
             if (bytes[i] != magic[i]) {
                 return false;
@@ -162,6 +181,15 @@ final class SegmentFormat {
         }
         int prefixLength = Short.toUnsignedInt(ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN).getShort(8));
         return bytes.length < HEADER_FIXED_BYTES + prefixLength;
+    }
+
+    private static boolean allZeros(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -202,8 +230,7 @@ final class SegmentFormat {
         while (at < bytes.length) {
             int size = checkedSize(bytes, in, at);
             if (size >= 0) {
-                entries.add(new Entry(at, Arrays.copyOfRange(bytes, at + RECORD_OVERHEAD,
-                        at + RECORD_OVERHEAD + size)));
+                entries.add(new Entry(at, size));
                 at += RECORD_OVERHEAD + size;
                 validEnd = at;
                 continue;
@@ -215,7 +242,7 @@ final class SegmentFormat {
             corrupt.add(new Corruption(at, next - at, reason(bytes, in, at)));
             at = next;
         }
-        return new Contents(idPrefix, headerLength, entries, corrupt, validEnd, bytes.length - validEnd);
+        return new Contents(idPrefix, headerLength, entries, corrupt, validEnd, bytes.length - validEnd, bytes);
     }
 
     /** The payload size of a record that checks at {@code at}; -1 if none does. */

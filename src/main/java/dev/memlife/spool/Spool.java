@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -118,6 +119,7 @@ public final class Spool implements WriteAheadLog {
     private long appendSegment;
     private long appendEnd;
     private long appendedCount;
+    private final CRC32C sealCrc = new CRC32C();
 
     // ---- under commitLock ----
     /** Sealed segments on disk (from earlier runs, or rolled): number to size. */
@@ -223,7 +225,7 @@ public final class Spool implements WriteAheadLog {
             Contents c = SegmentFormat.read(file.toString(), content);
             reportCorruption(file, c.corrupt());
             for (SegmentFormat.Entry e : c.entries()) {
-                failedEarlier.add(SpoolRecord.decode("", e.payload()));
+                failedEarlier.add(SpoolRecord.decode("", content, e.payloadOffset(), e.length()));
             }
             last = Math.max(last, number(file, FAILED_SUFFIX));
         }
@@ -387,7 +389,7 @@ public final class Spool implements WriteAheadLog {
         }
         System.arraycopy(record, 0, buffer, buffered, length);
         if (seal) {
-            SpoolRecord.seal(buffer, buffered, length, seq, clockMillis);
+            SpoolRecord.seal(buffer, buffered, length, seq, clockMillis, sealCrc);
         }
         buffered += length;
         appendEnd += length;
@@ -748,7 +750,7 @@ public final class Spool implements WriteAheadLog {
                 }
                 Turn turn;
                 try {
-                    turn = SpoolRecord.decode(c.idPrefix(), e.payload());
+                    turn = SpoolRecord.decode(c.idPrefix(), c.bytes(), e.payloadOffset(), e.length());
                 } catch (IllegalArgumentException bad) {
                     corrupt.incrementAndGet();
                     LOG.warn("spool {}: the record at offset {} of {} passed its checksum but is not a write ({}); "
@@ -899,7 +901,7 @@ public final class Spool implements WriteAheadLog {
 
     /** The position just past an entry's record. */
     static long end(long segment, SegmentFormat.Entry e) {
-        return position(segment, e.offset() + SegmentFormat.RECORD_OVERHEAD + e.payload().length);
+        return position(segment, e.end());
     }
 
     static Path segmentPath(Path dir, long number) {

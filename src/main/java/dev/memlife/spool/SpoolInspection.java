@@ -165,7 +165,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
             if (Spool.end(number, e) > mark) {
                 pending++;
                 if (oldest == null) {
-                    oldest = Instant.ofEpochMilli(SpoolRecord.acceptedAtMillis(e.payload()));
+                    oldest = Instant.ofEpochMilli(SpoolRecord.acceptedAtMillis(c.bytes(), e.payloadOffset(), e.length()));
                 }
             }
         }

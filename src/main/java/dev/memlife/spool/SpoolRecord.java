@@ -21,8 +21,11 @@ import java.util.zip.CRC32C;
  *
  * <p>A write's sequence number (its place in the queue) and its time are known only under the
  * spool's order lock, so they come last: {@link #encode} builds the record on the caller's thread
- * with the checksum of everything before them, and {@link #seal} fills them in and finishes the
- * checksum over their 16 bytes, which is all the work left under the lock.
+ * with zeros in their place and the checksum of it so, and {@link #seal} fills them in and
+ * corrects the checksum for them, which is all the work left under the lock. CRC32C is linear:
+ * the checksum of a record whose last 16 bytes are {@code T} is the checksum of the record with
+ * zeros there, XOR the checksum of {@code T} alone, XOR the checksum of 16 zeros ({@link
+ * #ZEROS_CRC}); so the lock covers one 16-byte checksum, not the record's.
  */
 final class SpoolRecord {
 
@@ -32,19 +35,18 @@ final class SpoolRecord {
     static final byte GIVEN_ID = 1;
     /** The bytes at the end of the payload: the sequence number and the time. */
     static final int TAIL = 16;
+    /** The CRC32C of {@link #TAIL} zero bytes: what {@link #seal} XORs out. */
+    private static final int ZEROS_CRC = crcOf(new byte[TAIL], 0, TAIL, new CRC32C());
 
     private SpoolRecord() {}
 
     /**
-     * A new write's record; its sequence number and time are left to {@link #seal}, and its
-     * checksum slot holds the checksum of the length and the payload before them.
+     * A new write's record; its sequence number and time are left to {@link #seal} (zeros until
+     * then), and its checksum slot holds the checksum of the record so.
      */
     static byte[] encode(Turn turn) {
         byte[] record = record(turn, null);
-        CRC32C crc = new CRC32C();
-        crc.update(record, 0, 4);
-        crc.update(record, SegmentFormat.RECORD_OVERHEAD, record.length - SegmentFormat.RECORD_OVERHEAD - TAIL);
-        SegmentFormat.putInt(record, 4, (int) crc.getValue());
+        SegmentFormat.seal(record, 0, record.length - SegmentFormat.RECORD_OVERHEAD, new CRC32C());
         return record;
     }
 
@@ -60,13 +62,22 @@ final class SpoolRecord {
 
     /**
      * Completes a record {@link #encode} made, copied to {@code buffer} at {@code at}: its sequence
-     * number and time, and its checksum over them.
+     * number and time, and its checksum corrected for them.
+     *
+     * @param crc a checksum to reuse (reset here): the spool's, used under its order lock
      */
-    static void seal(byte[] buffer, int at, int length, long seq, long acceptedAtMillis) {
+    static void seal(byte[] buffer, int at, int length, long seq, long acceptedAtMillis, CRC32C crc) {
         int tail = at + length - TAIL;
         putLong(buffer, tail, seq);
         putLong(buffer, tail + 8, acceptedAtMillis);
-        SegmentFormat.putInt(buffer, at + 4, Crc32c.resume(getInt(buffer, at + 4), buffer, tail, TAIL));
+        int sealed = getInt(buffer, at + 4) ^ crcOf(buffer, tail, TAIL, crc) ^ ZEROS_CRC;
+        SegmentFormat.putInt(buffer, at + 4, sealed);
+    }
+
+    private static int crcOf(byte[] bytes, int from, int count, CRC32C crc) {
+        crc.reset();
+        crc.update(bytes, from, count);
+        return (int) crc.getValue();
     }
 
     private static byte[] record(Turn turn, byte[] givenId) {
@@ -112,8 +123,24 @@ final class SpoolRecord {
      *     that passed its checksum by chance)
      */
     static Turn decode(String idPrefix, byte[] payload) {
+        return decode(idPrefix, payload, 0, payload.length);
+    }
+
+    /**
+     * Decodes the payload of {@code length} bytes at {@code from} in {@code bytes} (a segment's),
+     * which passed its checksum, without copying it first.
+     *
+     * @param idPrefix the id prefix of the segment it was read from
+     * @throws IllegalArgumentException if the payload is not a spooled write (a bug, or a record
+     *     that passed its checksum by chance)
+     */
+    static Turn decode(String idPrefix, byte[] bytes, int from, int length) {
         try {
-            ByteBuffer in = ByteBuffer.wrap(payload, 0, payload.length - TAIL).order(ByteOrder.BIG_ENDIAN);
+            if (length < 1 + TAIL) {
+                throw new IllegalArgumentException("a payload of " + length + " bytes");
+            }
+            int tail = from + length - TAIL;
+            ByteBuffer in = ByteBuffer.wrap(bytes, from, length - TAIL).order(ByteOrder.BIG_ENDIAN);
             byte kind = in.get();
             if (kind != SEQ_ID && kind != GIVEN_ID) {
                 throw new IllegalArgumentException("a record of kind " + kind);
@@ -126,24 +153,24 @@ final class SpoolRecord {
             if (count < 0 || count > in.remaining() / 8) {
                 throw new IllegalArgumentException("a message count of " + count);
             }
-            List<Message> messages = new ArrayList<>(count);
+            List<Message> messages = count == 0 ? List.of() : new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 messages.add(new Message(getString(in), getString(in)));
             }
             if (in.hasRemaining()) {
                 throw new IllegalArgumentException(in.remaining() + " bytes after the last message");
             }
-            long seq = getLong(payload, payload.length - TAIL);
+            long seq = getLong(bytes, tail);
             String writeId = givenId != null ? givenId : idPrefix + ':' + seq;
-            return Turn.of(writeId, session, user, assistant, messages, Instant.ofEpochMilli(acceptedAtMillis(payload)));
+            return Turn.of(writeId, session, user, assistant, messages, Instant.ofEpochMilli(getLong(bytes, tail + 8)));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("not a spooled write: " + e.getMessage(), e);
         }
     }
 
-    /** {@return the time a payload was accepted, in epoch milliseconds} */
-    static long acceptedAtMillis(byte[] payload) {
-        return getLong(payload, payload.length - 8);
+    /** {@return the time the payload of {@code length} bytes at {@code from} was accepted, in epoch milliseconds} */
+    static long acceptedAtMillis(byte[] bytes, int from, int length) {
+        return getLong(bytes, from + length - 8);
     }
 
     private static byte[] utf8(String s) {
@@ -178,34 +205,5 @@ final class SpoolRecord {
 
     static long getLong(byte[] b, int at) {
         return (long) getInt(b, at) << 32 | getInt(b, at + 4) & 0xFFFFFFFFL;
-    }
-
-    /**
-     * CRC32C continued from a finished value over more bytes: what {@link CRC32C} would give for
-     * the bytes before and these together. The JDK's class cannot resume from a value, and this
-     * runs over 16 bytes only, so a table is enough.
-     */
-    static final class Crc32c {
-        private static final int[] TABLE = new int[256];
-
-        static {
-            for (int n = 0; n < 256; n++) {
-                int c = n;
-                for (int k = 0; k < 8; k++) {
-                    c = (c & 1) != 0 ? c >>> 1 ^ 0x82F63B78 : c >>> 1;
-                }
-                TABLE[n] = c;
-            }
-        }
-
-        private Crc32c() {}
-
-        static int resume(int crc, byte[] bytes, int from, int count) {
-            int c = ~crc;
-            for (int i = from; i < from + count; i++) {
-                c = TABLE[(c ^ bytes[i]) & 0xFF] ^ c >>> 8;
-            }
-            return ~c;
-        }
     }
 }

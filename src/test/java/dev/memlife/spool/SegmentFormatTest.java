@@ -28,7 +28,7 @@ class SegmentFormatTest {
     }
 
     static List<String> payloads(Contents contents) {
-        return contents.entries().stream().map(e -> new String(e.payload(), StandardCharsets.UTF_8))
+        return contents.entries().stream().map(e -> new String(contents.payload(e), StandardCharsets.UTF_8))
                 .collect(Collectors.toList());
     }
 
@@ -39,7 +39,7 @@ class SegmentFormatTest {
         assertThat(c.idPrefix()).isEqualTo("test-prefix");
         assertThat(c.headerLength()).isEqualTo(H);
         assertThat(payloads(c)).containsExactly("one", "", "three");
-        assertThat(c.entries()).extracting(Entry::offset).containsExactly((long) H, H + 8L + 3, H + 8L + 3 + 8);
+        assertThat(c.entries()).extracting(Entry::offset).containsExactly(H, H + 8 + 3, H + 8 + 3 + 8);
         assertThat(c.corrupt()).isEmpty();
         assertThat(c.validLength()).isEqualTo(bytes.length);
         assertThat(c.tornTailBytes()).isZero();

@@ -292,7 +292,7 @@ class SpoolCrashProcessTest {
         Contents contents = Spool.read(last);
         long lastConfirmedEnd = contents.headerLength();
         for (Entry e : contents.entries()) {
-            Turn turn = SpoolRecord.decode(contents.idPrefix(), e.payload());
+            Turn turn = SpoolRecord.decode(contents.idPrefix(), contents.payload(e));
             if (confirmed.containsKey(turn.userContent())) {
                 lastConfirmedEnd = Math.max(lastConfirmedEnd, end(e));
             }
@@ -316,7 +316,7 @@ class SpoolCrashProcessTest {
     }
 
     private static long end(Entry e) {
-        return e.offset() + SegmentFormat.RECORD_OVERHEAD + e.payload().length;
+        return e.end();
     }
 
     // ---- the checks -----------------------------------------------------------------------------

@@ -28,14 +28,19 @@ class SpoolRecordTest {
     Path tmp;
 
     @Property(tries = 300)
-    void resumingTheChecksumOverMoreBytesIsTheChecksumOfTheWhole(@ForAll byte[] head, @ForAll byte[] tail) {
-        CRC32C first = new CRC32C();
-        first.update(head);
+    void aRecordSealedUnderTheLockHasTheChecksumOfTheWholeRecord(@ForAll long seq, @ForAll long millis,
+            @ForAll String user, @ForAll String session) {
+        byte[] record = SpoolRecord.encode(Turn.of("unused", session, user, "a", List.of(), Instant.EPOCH));
+        byte[] buffer = new byte[record.length + 3];
+        System.arraycopy(record, 0, buffer, 3, record.length);
+        SpoolRecord.seal(buffer, 3, record.length, seq, millis, new CRC32C());
+
         CRC32C whole = new CRC32C();
-        whole.update(head);
-        whole.update(tail);
-        assertThat(SpoolRecord.Crc32c.resume((int) first.getValue(), tail, 0, tail.length))
-                .isEqualTo((int) whole.getValue());
+        whole.update(buffer, 3, 4);
+        whole.update(buffer, 3 + SegmentFormat.RECORD_OVERHEAD, record.length - SegmentFormat.RECORD_OVERHEAD);
+        assertThat(SpoolRecord.getInt(buffer, 3 + 4)).isEqualTo((int) whole.getValue());
+        assertThat(SpoolRecord.getLong(buffer, 3 + record.length - 16)).isEqualTo(seq);
+        assertThat(SpoolRecord.getLong(buffer, 3 + record.length - 8)).isEqualTo(millis);
     }
 
     @Test
@@ -45,11 +50,11 @@ class SpoolRecordTest {
         byte[] record = SpoolRecord.encode(turn);
         byte[] buffer = new byte[record.length + 5];
         System.arraycopy(record, 0, buffer, 5, record.length);
-        SpoolRecord.seal(buffer, 5, record.length, 42, 1_700_000_000_123L);
+        SpoolRecord.seal(buffer, 5, record.length, 42, 1_700_000_000_123L, new CRC32C());
         byte[] segment = concat(SegmentFormat.header("prefix"), Arrays.copyOfRange(buffer, 5, buffer.length));
         SegmentFormat.Contents c = SegmentFormat.read("s", segment);
         assertThat(c.corrupt()).isEmpty();
-        Turn back = SpoolRecord.decode(c.idPrefix(), c.entries().get(0).payload());
+        Turn back = SpoolRecord.decode(c.idPrefix(), c.payload(c.entries().get(0)));
         assertThat(back.writeId()).isEqualTo("prefix:42");
         assertThat(back.acceptedAt()).isEqualTo(Instant.ofEpochMilli(1_700_000_000_123L));
         assertThat(back.sessionId()).isEqualTo("s-1");
@@ -59,7 +64,7 @@ class SpoolRecordTest {
         byte[] kept = SpoolRecord.encodeKept(Turn.of("old-run:7", "s", "u", "a", List.of(),
                 Instant.ofEpochMilli(99)));
         SegmentFormat.Contents k = SegmentFormat.read("k", concat(SegmentFormat.header(""), kept));
-        Turn keptBack = SpoolRecord.decode("", k.entries().get(0).payload());
+        Turn keptBack = SpoolRecord.decode("", k.payload(k.entries().get(0)));
         assertThat(keptBack.writeId()).isEqualTo("old-run:7");
         assertThat(keptBack.acceptedAt()).isEqualTo(Instant.ofEpochMilli(99));
     }
