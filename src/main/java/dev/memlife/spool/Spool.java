@@ -10,6 +10,8 @@ import dev.memlife.spool.SegmentFormat.Contents;
 import dev.memlife.spool.SegmentFormat.Corruption;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -74,6 +76,15 @@ import org.slf4j.LoggerFactory;
 public final class Spool implements WriteAheadLog {
 
     private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
+    private static final VarHandle APPENDED_POSITION;
+
+    static {
+        try {
+            APPENDED_POSITION = MethodHandles.lookup().findVarHandle(Spool.class, "appendedPosition", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** The default size bound: 1 GiB. */
     public static final long DEFAULT_MAX_BYTES = 1L << 30;
@@ -119,6 +130,8 @@ public final class Spool implements WriteAheadLog {
     private long appendSegment;
     private long appendEnd;
     private long appendedCount;
+    /** Bytes this run appended (records, and the headers of the segments they started): see {@link #bytes}. */
+    private long appendedBytes;
     private final CRC32C sealCrc = new CRC32C();
 
     // ---- under commitLock ----
@@ -139,6 +152,7 @@ public final class Spool implements WriteAheadLog {
     private volatile Thread committer;
     /** Guards starting and retiring the committer. */
     private final Object committerStart = new Object();
+    /** Written under the order lock with release semantics (see {@link #append}); read anywhere. */
     private volatile long appendedPosition;
     private volatile long durablePosition;
     private volatile long deliveredPosition;
@@ -147,7 +161,11 @@ public final class Spool implements WriteAheadLog {
     private volatile int segmentCount;
     private volatile IOException failure;
     private volatile boolean closed;
-    /** Bytes on disk and in the buffer: what the size bound counts. */
+    /**
+     * With {@link #appendedBytes}, the bytes on disk and in the buffer, which the size bound
+     * counts: the segments of earlier runs, this run's first header and kept failed writes, less
+     * what was deleted. Appends count under the order lock instead, without an atomic per write.
+     */
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicLong replayed = new AtomicLong();
     private final AtomicLong corrupt = new AtomicLong();
@@ -354,11 +372,21 @@ public final class Spool implements WriteAheadLog {
             throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
                     + " failed (" + failed + "); the write was not accepted and is counted as rejected", failed);
         }
-        long held = bytes.get();
+        long held = appendedBytes + bytes.get(); // the caller holds the order lock
         long need = (long) length + header.length; // a new segment may be needed
         if (held + need > maxBytes) {
             rejectedFull.incrementAndGet();
             throw new SpoolFullException(dir, held, maxBytes, length, managerName);
+        }
+    }
+
+    /** {@return the bytes the size bound counts now} */
+    private long heldBytes() {
+        order.lock();
+        try {
+            return appendedBytes + bytes.get();
+        } finally {
+            order.unlock();
         }
     }
 
@@ -378,7 +406,7 @@ public final class Spool implements WriteAheadLog {
             appendSegment++;
             appendEnd = header.length;
             rolls.add(new long[] {buffered, appendSegment});
-            bytes.addAndGet(header.length);
+            appendedBytes += header.length;
         }
         if (buffered + length > buffer.length) {
             buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, buffered + length));
@@ -394,9 +422,11 @@ public final class Spool implements WriteAheadLog {
         buffered += length;
         appendEnd += length;
         appendedCount++;
-        bytes.addAndGet(length);
+        appendedBytes += length;
         long position = position(appendSegment, appendEnd);
-        appendedPosition = position;
+        // A release store, not a volatile one: readers see it in order with the buffer's bytes, and
+        // the one place that needs a full fence after it, the wake-up below, has its own.
+        APPENDED_POSITION.setRelease(this, position);
         if (wasEmpty) {
             wakeCommitter(); // the first write of a commit wakes the committer; the rest ride along
         }
@@ -414,7 +444,7 @@ public final class Spool implements WriteAheadLog {
         byte[] record = SpoolRecord.encodeKept(turn);
         synchronized (failedLock) {
             try {
-                if (closed || failedFile == null && bytes.get() + record.length > maxBytes) {
+                if (closed || failedFile == null && heldBytes() + record.length > maxBytes) {
                     throw new IOException(closed ? "the spool is closed" : "the spool is full");
                 }
                 if (failedFile == null) {
@@ -540,6 +570,7 @@ public final class Spool implements WriteAheadLog {
      * work; one of the two sees the other.
      */
     private void wakeCommitter() {
+        VarHandle.fullFence(); // the work was published with a release store: order it before reading the committer
         Thread t = committer;
         if (t != null) {
             LockSupport.unpark(t);
@@ -602,6 +633,7 @@ public final class Spool implements WriteAheadLog {
         synchronized (committerStart) {
             committer = null;
         }
+        VarHandle.fullFence(); // forgetting itself is ordered before looking for work (see wakeCommitter)
         if (!hasWork()) {
             return true;
         }
@@ -779,14 +811,16 @@ public final class Spool implements WriteAheadLog {
     @Override
     public SpoolFigures figures() {
         long appended;
+        long held;
         order.lock();
         try {
             appended = appendedCount;
+            held = appendedBytes + bytes.get();
         } finally {
             order.unlock();
         }
         long backlog = Math.max(0, pendingAtOpen + appended - deliveredCount);
-        return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, bytes.get(), segmentCount,
+        return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, held, segmentCount,
                 commitCount(), corrupt.get(), tornTailBytes, rejectedFull.get(), failedKept.get());
     }
 

@@ -38,6 +38,8 @@ final class SpoolRecord {
     /** The CRC32C of {@link #TAIL} zero bytes: what {@link #seal} XORs out. */
     private static final int ZEROS_CRC = crcOf(new byte[TAIL], 0, TAIL, new CRC32C());
 
+    private static final byte[][] NO_PARTS = new byte[0][];
+
     private SpoolRecord() {}
 
     /**
@@ -85,7 +87,7 @@ final class SpoolRecord {
         byte[] user = utf8(turn.userContent());
         byte[] assistant = utf8(turn.assistantContent());
         List<Message> messages = turn.messages();
-        byte[][] parts = new byte[messages.size() * 2][];
+        byte[][] parts = messages.isEmpty() ? NO_PARTS : new byte[messages.size() * 2][];
         int payload = 1 + (givenId == null ? 0 : 4 + givenId.length) + 4 + session.length + 4 + user.length + 4
                 + assistant.length + 4 + TAIL;
         for (int i = 0; i < messages.size(); i++) {

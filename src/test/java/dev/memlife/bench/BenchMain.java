@@ -657,6 +657,8 @@ public final class BenchMain {
             System.out.printf("  %,d bytes in %d segments, made in %.1f s; replaying it vs the store's drain of %,d "
                     + "queued writes vs the plain JDBC loop, %d rounds ...%n", image.bytes(), image.segments(),
                     imageSeconds, turns, rounds);
+            SpoolReplay.replay(image, root); // warm-up of both, not counted: the first replay also compiles the decoder
+            StoreDrainRace.memlife(turns);
             List<Map<String, Object>> perRound = new ArrayList<>();
             List<Double> ratios = new ArrayList<>();
             double replayNanos = 0;
@@ -708,7 +710,8 @@ public final class BenchMain {
                             + "write is stored, timed (the spool's open, which reads and checks every segment, "
                             + "timed apart); then rows, distinct write ids and ids of the crashed run counted. Peers: "
                             + "the same store draining " + turns + " writes queued without a spool (StoreDrainRace), "
-                            + "and the plain JDBC loop; rates pooled over the rounds, the order rotated each round"));
+                            + "and the plain JDBC loop; one warm-up round of both not counted, then rates pooled over "
+                            + "the rounds, the order rotated each round"));
             table.add(String.format("spool replay of %,d undelivered writes into SQLite: %,.0f rows/s vs the store's drain "
                     + "of as many queued %,.0f rows/s (%.2fx; rounds %s) and the plain JDBC loop %,.0f rows/s; every "
                     + "id landed once: %s", turns, replay, drain, ratio, ratios(ratios), plain, landed));
