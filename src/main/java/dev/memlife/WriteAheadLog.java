@@ -47,19 +47,21 @@ public interface WriteAheadLog {
      * order lock.
      *
      * @param turn the write; its id is not known yet
-     * @return the encoded write, passed to {@link #append}
+     * @return the encoded write, passed to {@link #checkRoom} and {@link #append}; the log may
+     *     reuse the array for the calling thread's next write, so it is valid until then, and may
+     *     be longer than the encoded write, which knows its own length
      * @throws java.util.concurrent.RejectedExecutionException if the log cannot hold the write
      */
     byte[] encode(Turn turn);
 
     /**
-     * Checks that one more record of {@code bytes} fits; under the order lock, before the write
-     * is reserved in the queue, so a refusal leaves nothing queued.
+     * Checks that one more record fits; under the order lock, before the write is reserved in the
+     * queue, so a refusal leaves nothing queued.
      *
-     * @param bytes the encoded write's length (what {@link #encode} returned)
+     * @param encoded what {@link #encode} returned
      * @throws java.util.concurrent.RejectedExecutionException if the log is full or has failed
      */
-    void checkRoom(int bytes);
+    void checkRoom(byte[] encoded);
 
     /**
      * Appends a write, under the order lock, after {@link #checkRoom} passed and the queue gave

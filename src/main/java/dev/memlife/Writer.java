@@ -299,7 +299,7 @@ final class Writer {
         try {
             if (logged != null) {
                 try {
-                    log.checkRoom(logged.length);
+                    log.checkRoom(logged);
                 } catch (RuntimeException e) {
                     rejected.incrementAndGet();
                     throw e;

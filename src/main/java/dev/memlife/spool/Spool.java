@@ -366,7 +366,8 @@ public final class Spool implements WriteAheadLog {
     }
 
     @Override
-    public void checkRoom(int length) {
+    public void checkRoom(byte[] encoded) {
+        int length = SpoolRecord.length(encoded);
         IOException failed = failure;
         if (failed != null) {
             throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
@@ -401,7 +402,7 @@ public final class Spool implements WriteAheadLog {
      * SpoolRecord#seal}) unless it is sealed already (a failed write carried over).
      */
     private long append(byte[] record, boolean seal, long seq) {
-        int length = record.length;
+        int length = SpoolRecord.length(record); // a new write's record is in its caller's scratch buffer
         if (appendEnd > header.length && appendEnd + length > segmentBytes) {
             appendSegment++;
             appendEnd = header.length;

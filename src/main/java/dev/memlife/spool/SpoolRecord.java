@@ -7,6 +7,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 
@@ -38,28 +39,160 @@ final class SpoolRecord {
     /** The CRC32C of {@link #TAIL} zero bytes: what {@link #seal} XORs out. */
     private static final int ZEROS_CRC = crcOf(new byte[TAIL], 0, TAIL, new CRC32C());
 
-    private static final byte[][] NO_PARTS = new byte[0][];
+    /** The largest scratch buffer a thread keeps between writes; a larger write gets its own. */
+    static final int SCRATCH_KEPT = 64 * 1024;
+    /** Each thread's buffer for the records of its new writes, so encoding one allocates nothing. */
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     private SpoolRecord() {}
 
     /**
-     * A new write's record; its sequence number and time are left to {@link #seal} (zeros until
-     * then), and its checksum slot holds the checksum of the record so.
+     * A new write's record, in the calling thread's scratch buffer (the array returned, at offset
+     * 0; its length is {@link #length}, not the array's): valid until the thread encodes its next
+     * write. Its sequence number and time are left to {@link #seal} (zeros until then), and its
+     * checksum slot holds the checksum of the record so.
+     *
+     * @throws IllegalArgumentException if the write is larger than a record holds
      */
     static byte[] encode(Turn turn) {
-        byte[] record = record(turn, null);
-        SegmentFormat.seal(record, 0, record.length - SegmentFormat.RECORD_OVERHEAD, new CRC32C());
-        return record;
+        Scratch scratch = SCRATCH.get();
+        byte[] out = scratch.bytesFor(maxLength(turn, null));
+        int payload = write(out, turn, null);
+        SegmentFormat.seal(out, 0, payload, scratch.crc);
+        return out;
     }
 
     /** A whole record of a write to keep again: its id given, the time it was first accepted, sealed. */
     static byte[] encodeKept(Turn turn) {
-        byte[] record = record(turn, utf8(turn.writeId()));
-        int tail = record.length - TAIL;
-        putLong(record, tail, -1);
-        putLong(record, tail + 8, turn.acceptedAt().toEpochMilli());
-        SegmentFormat.seal(record, 0, record.length - SegmentFormat.RECORD_OVERHEAD, new CRC32C());
-        return record;
+        String givenId = turn.writeId();
+        byte[] out = new byte[maxLength(turn, givenId)];
+        int payload = write(out, turn, givenId);
+        int tail = SegmentFormat.RECORD_OVERHEAD + payload - TAIL;
+        putLong(out, tail, -1);
+        putLong(out, tail + 8, turn.acceptedAt().toEpochMilli());
+        SegmentFormat.seal(out, 0, payload, new CRC32C());
+        return Arrays.copyOf(out, SegmentFormat.RECORD_OVERHEAD + payload);
+    }
+
+    /** {@return the length of the record at the start of {@code encoded}, which {@link #encode} returned} */
+    static int length(byte[] encoded) {
+        return SegmentFormat.RECORD_OVERHEAD + getInt(encoded, 0);
+    }
+
+    /**
+     * The most bytes the write's record can take: at most three UTF-8 bytes per UTF-16 char.
+     *
+     * @throws IllegalArgumentException if even one byte per char is more than a record holds
+     */
+    private static int maxLength(Turn turn, String givenId) {
+        long chars = (long) turn.sessionId().length() + turn.userContent().length() + turn.assistantContent().length();
+        long fixed = 1 + 3 * 4 + 4 + TAIL + 8L * turn.messages().size();
+        if (givenId != null) {
+            chars += givenId.length();
+            fixed += 4;
+        }
+        for (Message m : turn.messages()) {
+            chars += m.role().length() + m.content().length();
+        }
+        if (fixed + chars > SegmentFormat.MAX_PAYLOAD) {
+            throw tooLarge(fixed + chars); // each char takes at least a byte
+        }
+        return (int) (SegmentFormat.RECORD_OVERHEAD + fixed + 3 * chars);
+    }
+
+    private static IllegalArgumentException tooLarge(long payload) {
+        return new IllegalArgumentException("a spool record holds at most " + SegmentFormat.MAX_PAYLOAD
+                + " bytes; this write needs " + payload);
+    }
+
+    /**
+     * Writes the record's length and payload into {@code out} (large enough: {@link #maxLength}),
+     * its tail zeros; the checksum slot is left to the caller.
+     *
+     * @return the payload's length
+     */
+    private static int write(byte[] out, Turn turn, String givenId) {
+        int at = SegmentFormat.RECORD_OVERHEAD;
+        out[at++] = givenId == null ? SEQ_ID : GIVEN_ID;
+        if (givenId != null) {
+            at = putString(out, at, givenId);
+        }
+        at = putString(out, at, turn.sessionId());
+        at = putString(out, at, turn.userContent());
+        at = putString(out, at, turn.assistantContent());
+        List<Message> messages = turn.messages();
+        SegmentFormat.putInt(out, at, messages.size());
+        at += 4;
+        for (Message m : messages) {
+            at = putString(out, at, m.role());
+            at = putString(out, at, m.content());
+        }
+        Arrays.fill(out, at, at + TAIL, (byte) 0);
+        int payload = at + TAIL - SegmentFormat.RECORD_OVERHEAD;
+        if (payload > SegmentFormat.MAX_PAYLOAD) {
+            throw tooLarge(payload);
+        }
+        SegmentFormat.putInt(out, 0, payload);
+        return payload;
+    }
+
+    /** Writes {@code s} as its UTF-8 length and bytes at {@code at}; returns where it ends. */
+    private static int putString(byte[] out, int at, String s) {
+        int end = utf8(s, out, at + 4);
+        SegmentFormat.putInt(out, at, end - at - 4);
+        return end;
+    }
+
+    /**
+     * Encodes {@code s} in UTF-8 into {@code out} at {@code at}, as {@code s.getBytes(UTF_8)} does
+     * (an unpaired surrogate becomes {@code '?'}), but without allocating; returns where it ends.
+     */
+    static int utf8(String s, byte[] out, int at) {
+        int n = s.length();
+        int i = 0;
+        for (char c; i < n && (c = s.charAt(i)) < 0x80; i++) {
+            out[at++] = (byte) c; // the usual case, ASCII, in a loop of its own
+        }
+        for (; i < n; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                out[at++] = (byte) c;
+            } else if (c < 0x800) {
+                out[at++] = (byte) (0xC0 | c >> 6);
+                out[at++] = (byte) (0x80 | c & 0x3F);
+            } else if (!Character.isSurrogate(c)) {
+                out[at++] = (byte) (0xE0 | c >> 12);
+                out[at++] = (byte) (0x80 | c >> 6 & 0x3F);
+                out[at++] = (byte) (0x80 | c & 0x3F);
+            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                int cp = Character.toCodePoint(c, s.charAt(++i));
+                out[at++] = (byte) (0xF0 | cp >> 18);
+                out[at++] = (byte) (0x80 | cp >> 12 & 0x3F);
+                out[at++] = (byte) (0x80 | cp >> 6 & 0x3F);
+                out[at++] = (byte) (0x80 | cp & 0x3F);
+            } else {
+                out[at++] = '?';
+            }
+        }
+        return at;
+    }
+
+    /** One thread's scratch buffer and checksum. */
+    private static final class Scratch {
+        private byte[] bytes = new byte[512];
+        private final CRC32C crc = new CRC32C();
+
+        /** {@return a buffer of at least {@code length} bytes: this one, grown up to {@link #SCRATCH_KEPT}} */
+        byte[] bytesFor(int length) {
+            if (length <= bytes.length) {
+                return bytes;
+            }
+            byte[] larger = new byte[length];
+            if (length <= SCRATCH_KEPT) {
+                bytes = larger;
+            }
+            return larger;
+        }
     }
 
     /**
@@ -80,41 +213,6 @@ final class SpoolRecord {
         crc.reset();
         crc.update(bytes, from, count);
         return (int) crc.getValue();
-    }
-
-    private static byte[] record(Turn turn, byte[] givenId) {
-        byte[] session = utf8(turn.sessionId());
-        byte[] user = utf8(turn.userContent());
-        byte[] assistant = utf8(turn.assistantContent());
-        List<Message> messages = turn.messages();
-        byte[][] parts = messages.isEmpty() ? NO_PARTS : new byte[messages.size() * 2][];
-        int payload = 1 + (givenId == null ? 0 : 4 + givenId.length) + 4 + session.length + 4 + user.length + 4
-                + assistant.length + 4 + TAIL;
-        for (int i = 0; i < messages.size(); i++) {
-            parts[2 * i] = utf8(messages.get(i).role());
-            parts[2 * i + 1] = utf8(messages.get(i).content());
-            payload += 8 + parts[2 * i].length + parts[2 * i + 1].length;
-        }
-        if (payload > SegmentFormat.MAX_PAYLOAD) {
-            throw new IllegalArgumentException("a spool record holds at most " + SegmentFormat.MAX_PAYLOAD
-                    + " bytes; this write needs " + payload);
-        }
-        byte[] out = new byte[SegmentFormat.RECORD_OVERHEAD + payload];
-        SegmentFormat.putInt(out, 0, payload);
-        int at = SegmentFormat.RECORD_OVERHEAD;
-        out[at++] = givenId == null ? SEQ_ID : GIVEN_ID;
-        if (givenId != null) {
-            at = putString(out, at, givenId);
-        }
-        at = putString(out, at, session);
-        at = putString(out, at, user);
-        at = putString(out, at, assistant);
-        SegmentFormat.putInt(out, at, messages.size());
-        at += 4;
-        for (byte[] part : parts) {
-            at = putString(out, at, part);
-        }
-        return out;
     }
 
     /**
@@ -173,16 +271,6 @@ final class SpoolRecord {
     /** {@return the time the payload of {@code length} bytes at {@code from} was accepted, in epoch milliseconds} */
     static long acceptedAtMillis(byte[] bytes, int from, int length) {
         return getLong(bytes, from + length - 8);
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static int putString(byte[] out, int at, byte[] bytes) {
-        SegmentFormat.putInt(out, at, bytes.length);
-        System.arraycopy(bytes, 0, out, at + 4, bytes.length);
-        return at + 4 + bytes.length;
     }
 
     private static String getString(ByteBuffer in) {
