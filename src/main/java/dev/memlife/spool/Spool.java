@@ -101,6 +101,8 @@ public final class Spool implements WriteAheadLog {
     private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
     /** How long an idle committer thread waits for work before it exits; the next append starts one. */
     static final long COMMITTER_KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How often the committer tries the order lock before it queues for it (see {@link #lockOrderBriefly}). */
+    private static final int ORDER_LOCK_TRIES = 200;
     /** The longest a durability waiter parks before it looks again on its own: a bound, not a poll. */
     private static final long MAX_DURABLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
@@ -663,7 +665,7 @@ public final class Spool implements WriteAheadLog {
             long target;
             long writes;
             List<long[]> cuts;
-            order.lock();
+            lockOrderBriefly();
             try {
                 out = buffer;
                 length = buffered;
@@ -716,6 +718,22 @@ public final class Spool implements WriteAheadLog {
             }
         }
         writeMarkAndClean(delivered, closing);
+    }
+
+    /**
+     * Takes the order lock for the committer, which holds it only to take the buffer: it tries for
+     * a few microseconds before it queues. Callers hold the lock for a few tens of nanoseconds at a
+     * time, so the try nearly always succeeds; a committer that queued would be woken by the caller
+     * that releases the lock, a system call on the caller's hot path.
+     */
+    private void lockOrderBriefly() {
+        for (int i = 0; i < ORDER_LOCK_TRIES; i++) {
+            if (order.tryLock()) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        order.lock();
     }
 
     /**

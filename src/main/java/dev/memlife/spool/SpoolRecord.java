@@ -57,7 +57,7 @@ final class SpoolRecord {
     static byte[] encode(Turn turn) {
         Scratch scratch = SCRATCH.get();
         byte[] out = scratch.bytesFor(maxLength(turn, null));
-        int payload = write(out, turn, null);
+        int payload = write(out, turn, null, scratch);
         SegmentFormat.seal(out, 0, payload, scratch.crc);
         return out;
     }
@@ -66,7 +66,7 @@ final class SpoolRecord {
     static byte[] encodeKept(Turn turn) {
         String givenId = turn.writeId();
         byte[] out = new byte[maxLength(turn, givenId)];
-        int payload = write(out, turn, givenId);
+        int payload = write(out, turn, givenId, new Scratch());
         int tail = SegmentFormat.RECORD_OVERHEAD + payload - TAIL;
         putLong(out, tail, -1);
         putLong(out, tail + 8, turn.acceptedAt().toEpochMilli());
@@ -111,21 +111,21 @@ final class SpoolRecord {
      *
      * @return the payload's length
      */
-    private static int write(byte[] out, Turn turn, String givenId) {
+    private static int write(byte[] out, Turn turn, String givenId, Scratch scratch) {
         int at = SegmentFormat.RECORD_OVERHEAD;
         out[at++] = givenId == null ? SEQ_ID : GIVEN_ID;
         if (givenId != null) {
-            at = putString(out, at, givenId);
+            at = putString(out, at, givenId, scratch);
         }
-        at = putString(out, at, turn.sessionId());
-        at = putString(out, at, turn.userContent());
-        at = putString(out, at, turn.assistantContent());
+        at = putString(out, at, turn.sessionId(), scratch);
+        at = putString(out, at, turn.userContent(), scratch);
+        at = putString(out, at, turn.assistantContent(), scratch);
         List<Message> messages = turn.messages();
         SegmentFormat.putInt(out, at, messages.size());
         at += 4;
         for (Message m : messages) {
-            at = putString(out, at, m.role());
-            at = putString(out, at, m.content());
+            at = putString(out, at, m.role(), scratch);
+            at = putString(out, at, m.content(), scratch);
         }
         Arrays.fill(out, at, at + TAIL, (byte) 0);
         int payload = at + TAIL - SegmentFormat.RECORD_OVERHEAD;
@@ -137,35 +137,31 @@ final class SpoolRecord {
     }
 
     /** Writes {@code s} as its UTF-8 length and bytes at {@code at}; returns where it ends. */
-    private static int putString(byte[] out, int at, String s) {
-        int end = utf8(s, out, at + 4);
+    private static int putString(byte[] out, int at, String s, Scratch scratch) {
+        int end = scratch.utf8(s, out, at + 4);
         SegmentFormat.putInt(out, at, end - at - 4);
         return end;
     }
 
     /**
-     * Encodes {@code s} in UTF-8 into {@code out} at {@code at}, as {@code s.getBytes(UTF_8)} does
-     * (an unpaired surrogate becomes {@code '?'}), but without allocating; returns where it ends.
+     * Encodes the first {@code n} chars of {@code c} in UTF-8 into {@code out} at {@code at}, as
+     * {@code String.getBytes(UTF_8)} does (an unpaired surrogate becomes {@code '?'}); returns
+     * where it ends. {@code out} must have room for three bytes a char.
      */
-    static int utf8(String s, byte[] out, int at) {
-        int n = s.length();
-        int i = 0;
-        for (char c; i < n && (c = s.charAt(i)) < 0x80; i++) {
-            out[at++] = (byte) c; // the usual case, ASCII, in a loop of its own
-        }
-        for (; i < n; i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                out[at++] = (byte) c;
-            } else if (c < 0x800) {
-                out[at++] = (byte) (0xC0 | c >> 6);
-                out[at++] = (byte) (0x80 | c & 0x3F);
-            } else if (!Character.isSurrogate(c)) {
-                out[at++] = (byte) (0xE0 | c >> 12);
-                out[at++] = (byte) (0x80 | c >> 6 & 0x3F);
-                out[at++] = (byte) (0x80 | c & 0x3F);
-            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
-                int cp = Character.toCodePoint(c, s.charAt(++i));
+    static int utf8(char[] c, int n, byte[] out, int at) {
+        for (int i = 0; i < n; i++) {
+            char ch = c[i];
+            if (ch < 0x80) {
+                out[at++] = (byte) ch;
+            } else if (ch < 0x800) {
+                out[at++] = (byte) (0xC0 | ch >> 6);
+                out[at++] = (byte) (0x80 | ch & 0x3F);
+            } else if (!Character.isSurrogate(ch)) {
+                out[at++] = (byte) (0xE0 | ch >> 12);
+                out[at++] = (byte) (0x80 | ch >> 6 & 0x3F);
+                out[at++] = (byte) (0x80 | ch & 0x3F);
+            } else if (Character.isHighSurrogate(ch) && i + 1 < n && Character.isLowSurrogate(c[i + 1])) {
+                int cp = Character.toCodePoint(ch, c[++i]);
                 out[at++] = (byte) (0xF0 | cp >> 18);
                 out[at++] = (byte) (0x80 | cp >> 12 & 0x3F);
                 out[at++] = (byte) (0x80 | cp >> 6 & 0x3F);
@@ -177,9 +173,10 @@ final class SpoolRecord {
         return at;
     }
 
-    /** One thread's scratch buffer and checksum. */
-    private static final class Scratch {
+    /** One thread's scratch buffers and checksum: encoding a write with them allocates nothing. */
+    static final class Scratch {
         private byte[] bytes = new byte[512];
+        private char[] chars = new char[256];
         private final CRC32C crc = new CRC32C();
 
         /** {@return a buffer of at least {@code length} bytes: this one, grown up to {@link #SCRATCH_KEPT}} */
@@ -192,6 +189,31 @@ final class SpoolRecord {
                 bytes = larger;
             }
             return larger;
+        }
+
+        /**
+         * Encodes {@code s} in UTF-8 into {@code out} at {@code at}; returns where it ends. The
+         * chars are copied out first ({@code getChars}, no allocation) and, in the usual case of
+         * ASCII, narrowed in one loop with no branch per char (the JIT's loops over a {@code
+         * String}'s chars are far slower on some JDKs); otherwise encoded by {@link
+         * SpoolRecord#utf8(char[], int, byte[], int)}.
+         */
+        int utf8(String s, byte[] out, int at) {
+            int n = s.length();
+            char[] c = chars;
+            if (n > c.length) {
+                c = new char[n];
+                if (2 * n <= SCRATCH_KEPT) {
+                    chars = c;
+                }
+            }
+            s.getChars(0, n, c, 0);
+            int any = 0;
+            for (int i = 0; i < n; i++) {
+                any |= c[i];
+                out[at + i] = (byte) c[i];
+            }
+            return any < 0x80 ? at + n : SpoolRecord.utf8(c, n, out, at);
         }
     }
 

@@ -52,7 +52,7 @@ class SpoolRecordTest {
     void encodingWithoutAllocatingGivesTheBytesStringGetBytesGives(@ForAll("text") String s) {
         byte[] expected = s.getBytes(StandardCharsets.UTF_8); // unpaired surrogates become '?'
         byte[] out = new byte[3 * s.length() + 5];
-        int end = SpoolRecord.utf8(s, out, 5);
+        int end = new SpoolRecord.Scratch().utf8(s, out, 5);
         assertThat(Arrays.copyOfRange(out, 5, end)).isEqualTo(expected);
     }
 
