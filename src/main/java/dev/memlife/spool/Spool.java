@@ -1,5 +1,14 @@
 package dev.memlife.spool;
 
+import static dev.memlife.spool.SpoolFiles.LOCK_FILE;
+import static dev.memlife.spool.SpoolFiles.end;
+import static dev.memlife.spool.SpoolFiles.OFFSET_MASK;
+import static dev.memlife.spool.SpoolFiles.failedPath;
+import static dev.memlife.spool.SpoolFiles.offset;
+import static dev.memlife.spool.SpoolFiles.position;
+import static dev.memlife.spool.SpoolFiles.read;
+import static dev.memlife.spool.SpoolFiles.segment;
+import static dev.memlife.spool.SpoolFiles.segmentPath;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.SpoolFigures;
@@ -90,15 +99,6 @@ public final class Spool implements WriteAheadLog {
     public static final long DEFAULT_MAX_BYTES = 1L << 30;
     /** The default segment size: 64 MiB. */
     public static final long DEFAULT_SEGMENT_BYTES = 64L << 20;
-    /** The lock file's name. */
-    static final String LOCK_FILE = "spool.lock";
-    /** A segment file's name ends so. */
-    static final String SEGMENT_SUFFIX = ".seg";
-    /** A file of failed writes kept for the next start ends so. */
-    static final String FAILED_SUFFIX = ".failed";
-    /** A position is {@code segment << OFFSET_BITS | offset}: increasing across segments. */
-    static final int OFFSET_BITS = 40;
-    private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
     /** How long an idle committer thread waits for work before it exits; the next append starts one. */
     static final long COMMITTER_KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How often the committer tries the order lock before it queues for it (see {@link #lockOrderBriefly}). */
@@ -176,18 +176,10 @@ public final class Spool implements WriteAheadLog {
     /** Guards {@link #failedFile}: this run's file of writes a provider failed, made at the first. */
     private final Object failedLock = new Object();
     private SegmentFile failedFile;
-    /** Failed writes earlier runs kept, carried into this run's segment at attach; then replayed. */
-    private final List<Turn> failedEarlier = new ArrayList<>();
-    private final List<Path> failedFiles = new ArrayList<>();
-    /** Where {@link #failedEarlier} went in this run's segment, in the same order. */
+    /** Where the failed writes earlier runs kept went in this run's segment, in their order. */
     private final List<Long> carried = new ArrayList<>();
-    private final long tornTailBytes;
-
-    /** What the open found: the mark, the segments with writes to replay, and how many writes. */
-    private final long markAtOpen;
-    private final List<Long> toReplay;
-    private final long pendingAtOpen;
-    private final long nextSegment;
+    /** What the open found: the mark, the segments with writes to replay, the failed writes kept. */
+    private final SpoolScan found;
     private boolean replayDone;
 
     private Spool(Builder b, FileChannel lockChannel, FileLock fileLock) throws IOException {
@@ -198,61 +190,12 @@ public final class Spool implements WriteAheadLog {
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
         this.mark = new DeliveryMark(dir);
-        this.markAtOpen = mark.read();
-        this.markWritten = markAtOpen;
-        this.deliveredPosition = markAtOpen;
-        long pending = 0;
-        long torn = 0;
-        long last = segment(markAtOpen);
-        List<Long> replay = new ArrayList<>();
-        boolean deleted = false;
-        List<Long> numbers = segmentNumbers(dir);
-        for (long number : numbers) {
-            last = Math.max(last, number);
-            Path file = segmentPath(dir, number);
-            byte[] content = Files.readAllBytes(file);
-            if (SegmentFormat.isTornHeader(content)) {
-                LOG.warn("spool {}: segment {} is {} bytes, a header a crash cut short (it holds no write); deleted",
-                        dir, file.getFileName(), content.length);
-                torn += content.length;
-                Files.delete(file);
-                deleted = true;
-                continue;
-            }
-            Contents c = SegmentFormat.read(file.toString(), content);
-            torn += cutTornTail(file, c);
-            reportCorruption(file, c.corrupt());
-            long undelivered = c.entries().stream().filter(e -> end(number, e) > markAtOpen).count();
-            if (undelivered == 0) {
-                Files.delete(file); // every write in it was delivered
-                deleted = true;
-                continue;
-            }
-            pending += undelivered;
-            replay.add(number);
-            sealed.put(number, c.validLength());
-            bytes.addAndGet(c.validLength());
-        }
-        if (deleted) {
-            SegmentFile.forceDirectory(dir);
-        }
-        for (Path file : filesEndingWith(dir, FAILED_SUFFIX)) {
-            byte[] content = Files.readAllBytes(file);
-            failedFiles.add(file);
-            if (SegmentFormat.isTornHeader(content)) {
-                continue;
-            }
-            Contents c = SegmentFormat.read(file.toString(), content);
-            reportCorruption(file, c.corrupt());
-            for (SegmentFormat.Entry e : c.entries()) {
-                failedEarlier.add(SpoolRecord.decode("", content, e.payloadOffset(), e.length()));
-            }
-            last = Math.max(last, number(file, FAILED_SUFFIX));
-        }
-        this.tornTailBytes = torn;
-        this.toReplay = replay;
-        this.pendingAtOpen = pending;
-        this.nextSegment = last + 1;
+        this.found = SpoolScan.of(dir, mark.read());
+        this.markWritten = found.mark;
+        this.deliveredPosition = found.mark;
+        this.sealed.putAll(found.segments);
+        this.bytes.set(found.bytes());
+        this.corrupt.set(found.corrupt);
         this.segmentCount = sealed.size();
     }
 
@@ -295,16 +238,16 @@ public final class Spool implements WriteAheadLog {
                         + "'; a spool serves one manager: open another directory for manager '" + managerName + "'");
             }
             byte[] head = SegmentFormat.header(idPrefix);
-            current = SegmentFile.create(nextSegment, segmentPath(dir, nextSegment), head);
+            current = SegmentFile.create(found.nextSegment, segmentPath(dir, found.nextSegment), head);
             segmentCount = sealed.size() + 1;
             bytes.addAndGet(head.length);
             this.header = head;
             this.managerName = managerName;
             order.lock();
             try {
-                appendSegment = nextSegment;
+                appendSegment = found.nextSegment;
                 appendEnd = head.length;
-                appendedPosition = position(nextSegment, head.length);
+                appendedPosition = position(found.nextSegment, head.length);
                 durablePosition = appendedPosition;
             } finally {
                 order.unlock();
@@ -325,12 +268,12 @@ public final class Spool implements WriteAheadLog {
      * which the idempotent store keeps once.
      */
     private void carryFailedEarlier() throws IOException {
-        if (failedFiles.isEmpty()) {
+        if (found.failedFiles.isEmpty()) {
             return;
         }
         order.lock();
         try {
-            for (Turn t : failedEarlier) {
+            for (Turn t : found.failedEarlier) {
                 carried.add(append(SpoolRecord.encodeKept(t), false, 0));
             }
         } finally {
@@ -340,11 +283,12 @@ public final class Spool implements WriteAheadLog {
         if (failure != null) {
             throw failure;
         }
-        for (Path file : failedFiles) {
+        for (Path file : found.failedFiles) {
             Files.deleteIfExists(file);
         }
         SegmentFile.forceDirectory(dir);
-        LOG.info("spool {}: {} writes a provider failed in an earlier run are queued again", dir, failedEarlier.size());
+        LOG.info("spool {}: {} writes a provider failed in an earlier run are queued again", dir,
+                found.failedEarlier.size());
     }
 
     @Override
@@ -451,7 +395,8 @@ public final class Spool implements WriteAheadLog {
                     throw new IOException(closed ? "the spool is closed" : "the spool is full");
                 }
                 if (failedFile == null) {
-                    failedFile = SegmentFile.create(nextSegment, failedPath(dir, nextSegment), SegmentFormat.header(""));
+                    failedFile = SegmentFile.create(found.nextSegment, failedPath(dir, found.nextSegment),
+                            SegmentFormat.header(""));
                 }
                 failedFile.write(record, 0, record.length);
                 failedFile.force();
@@ -784,19 +729,19 @@ public final class Spool implements WriteAheadLog {
     @Override
     public long replay(Replayer into) {
         requireNonNull(into, "into");
-        synchronized (toReplay) {
+        synchronized (found) {
             if (replayDone) {
                 return 0;
             }
             replayDone = true;
         }
         long n = 0;
-        for (long number : toReplay) {
+        for (long number : found.segments.keySet()) {
             Path file = segmentPath(dir, number);
             Contents c = read(file);
             for (SegmentFormat.Entry e : c.entries()) {
                 long end = end(number, e);
-                if (end <= markAtOpen) {
+                if (end <= found.mark) {
                     continue;
                 }
                 Turn turn;
@@ -816,7 +761,7 @@ public final class Spool implements WriteAheadLog {
             }
         }
         for (int i = 0; i < carried.size(); i++) { // failed writes of earlier runs, after the earlier segments
-            if (!into.accept(failedEarlier.get(i), carried.get(i))) {
+            if (!into.accept(found.failedEarlier.get(i), carried.get(i))) {
                 return n;
             }
             n++;
@@ -838,9 +783,9 @@ public final class Spool implements WriteAheadLog {
         } finally {
             order.unlock();
         }
-        long backlog = Math.max(0, pendingAtOpen + appended - deliveredCount);
+        long backlog = Math.max(0, found.pending + appended - deliveredCount);
         return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, held, segmentCount,
-                commitCount(), corrupt.get(), tornTailBytes, rejectedFull.get(), failedKept.get());
+                commitCount(), corrupt.get(), found.tornTailBytes, rejectedFull.get(), failedKept.get());
     }
 
     private long commitCount() {
@@ -936,104 +881,6 @@ public final class Spool implements WriteAheadLog {
     public String toString() {
         return "Spool[" + dir + (managerName == null ? "" : ", manager=" + managerName) + (closed ? ", closed" : "")
                 + "]";
-    }
-
-    // ---- files ------------------------------------------------------------------------------------
-
-    static long position(long segment, long offset) {
-        return segment << OFFSET_BITS | offset;
-    }
-
-    static long segment(long position) {
-        return position >>> OFFSET_BITS;
-    }
-
-    static long offset(long position) {
-        return position & OFFSET_MASK;
-    }
-
-    /** The position just past an entry's record. */
-    static long end(long segment, SegmentFormat.Entry e) {
-        return position(segment, e.end());
-    }
-
-    static Path segmentPath(Path dir, long number) {
-        return dir.resolve(String.format("%020d", number) + SEGMENT_SUFFIX);
-    }
-
-    /** The numbers of the segment files in {@code dir}, in order. */
-    static List<Long> segmentNumbers(Path dir) {
-        return filesEndingWith(dir, SEGMENT_SUFFIX).stream().map(f -> number(f, SEGMENT_SUFFIX)).toList();
-    }
-
-    static Path failedPath(Path dir, long number) {
-        return dir.resolve(String.format("%020d", number) + FAILED_SUFFIX);
-    }
-
-    /** The files in {@code dir} named {@code <number><suffix>}, by number; others are logged and ignored. */
-    static List<Path> filesEndingWith(Path dir, String suffix) {
-        List<Path> found = new ArrayList<>();
-        try (var files = Files.list(dir)) {
-            files.filter(p -> p.getFileName().toString().endsWith(suffix)).forEach(p -> {
-                if (number(p, suffix) >= 0) {
-                    found.add(p);
-                } else {
-                    LOG.warn("spool {}: ignoring {}, which is not named like a spool file", dir, p.getFileName());
-                }
-            });
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not list spool " + dir, e);
-        }
-        found.sort((a, b) -> Long.compare(number(a, suffix), number(b, suffix)));
-        return found;
-    }
-
-    /** The number in a spool file's name; -1 if it has none. */
-    static long number(Path file, String suffix) {
-        String n = file.getFileName().toString();
-        try {
-            return Long.parseLong(n.substring(0, n.length() - suffix.length()));
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    /**
-     * Reads a whole segment.
-     *
-     * @throws IllegalStateException if it is not a segment or a newer format wrote it
-     */
-    static Contents read(Path file) {
-        return SegmentFormat.read(file.toString(), readBytes(file));
-    }
-
-    private static byte[] readBytes(Path file) {
-        try {
-            return Files.readAllBytes(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not read spool segment " + file, e);
-        }
-    }
-
-    private long cutTornTail(Path file, Contents c) throws IOException {
-        if (c.tornTailBytes() == 0) {
-            return 0;
-        }
-        LOG.warn("spool {}: segment {} ends in a torn record of {} bytes at offset {} (a write a crash cut short, "
-                + "never confirmed durable); cut off", dir, file.getFileName(), c.tornTailBytes(), c.validLength());
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            ch.truncate(c.validLength());
-            ch.force(true);
-        }
-        return c.tornTailBytes();
-    }
-
-    private void reportCorruption(Path file, List<Corruption> damage) {
-        for (Corruption d : damage) {
-            corrupt.incrementAndGet();
-            LOG.warn("spool {}: segment {} has {} damaged bytes at offset {} ({}); skipped, the records around them "
-                    + "are kept", dir, file.getFileName(), d.length(), d.offset(), d.reason());
-        }
     }
 
     /** Settings of a {@link Spool}. Not thread-safe. */

@@ -106,14 +106,14 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         }
         long mark = readMark(dir);
         List<Segment> segments = new ArrayList<>();
-        for (long number : Spool.segmentNumbers(dir)) {
+        for (long number : SpoolFiles.segmentNumbers(dir)) {
             Segment segment = segment(dir, number, mark);
             if (segment != null) {
                 segments.add(segment);
             }
         }
         long failed = 0;
-        for (Path file : Spool.filesEndingWith(dir, Spool.FAILED_SUFFIX)) {
+        for (Path file : SpoolFiles.filesEndingWith(dir, SpoolFiles.FAILED_SUFFIX)) {
             try {
                 byte[] content = Files.readAllBytes(file);
                 failed += SegmentFormat.isTornHeader(content) ? 0
@@ -140,7 +140,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
 
     /** One segment; null if it vanished (a running spool deleted it) before it could be read. */
     private static Segment segment(Path dir, long number, long mark) {
-        Path path = Spool.segmentPath(dir, number);
+        Path path = SpoolFiles.segmentPath(dir, number);
         String name = path.getFileName().toString();
         long size;
         Contents c;
@@ -162,7 +162,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         long pending = 0;
         Instant oldest = null;
         for (SegmentFormat.Entry e : c.entries()) {
-            if (Spool.end(number, e) > mark) {
+            if (SpoolFiles.end(number, e) > mark) {
                 pending++;
                 if (oldest == null) {
                     oldest = Instant.ofEpochMilli(SpoolRecord.acceptedAtMillis(c.bytes(), e.payloadOffset(), e.length()));
@@ -211,7 +211,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
 
     /** {@return the number of the segment the delivery mark points into; 0 if there is no mark} */
     public long deliveredSegment() {
-        return Spool.segment(deliveredMark);
+        return SpoolFiles.segment(deliveredMark);
     }
 
     /**
@@ -221,6 +221,6 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
      * @return the offset; 0 if there is no mark
      */
     public long deliveredOffset() {
-        return Spool.offset(deliveredMark);
+        return SpoolFiles.offset(deliveredMark);
     }
 }

@@ -289,7 +289,7 @@ class SpoolCrashProcessTest {
         List<Path> segments = SpoolTest.segments(spoolDir);
         assertThat(segments).as("segments after the kill").isNotEmpty();
         Path last = segments.get(segments.size() - 1);
-        Contents contents = Spool.read(last);
+        Contents contents = SpoolFiles.read(last);
         long lastConfirmedEnd = contents.headerLength();
         for (Entry e : contents.entries()) {
             Turn turn = SpoolRecord.decode(contents.idPrefix(), contents.payload(e));

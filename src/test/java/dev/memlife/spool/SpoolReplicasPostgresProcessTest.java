@@ -151,7 +151,7 @@ class SpoolReplicasPostgresProcessTest {
     private static List<Path> segmentsUnder(Path root) throws IOException {
         List<Path> out = new ArrayList<>();
         try (Stream<Path> files = Files.walk(root)) {
-            files.filter(f -> f.getFileName().toString().endsWith(Spool.SEGMENT_SUFFIX)).forEach(out::add);
+            files.filter(f -> f.getFileName().toString().endsWith(SpoolFiles.SEGMENT_SUFFIX)).forEach(out::add);
         }
         return out;
     }

@@ -48,7 +48,7 @@ class SpoolTest {
         Files.createDirectories(to);
         try (Stream<Path> files = Files.list(from)) {
             for (Path f : (Iterable<Path>) files::iterator) {
-                if (!f.getFileName().toString().equals(Spool.LOCK_FILE)) {
+                if (!f.getFileName().toString().equals(SpoolFiles.LOCK_FILE)) {
                     Files.copy(f, to.resolve(f.getFileName()));
                 }
             }
@@ -217,7 +217,7 @@ class SpoolTest {
         crashImage(dir, image);
         Path segment = segments(image).get(0);
         byte[] bytes = Files.readAllBytes(segment);
-        Contents contents = Spool.read(segment);
+        Contents contents = SpoolFiles.read(segment);
         long tenth = contents.entries().get(10).offset();
         bytes[(int) tenth + SegmentFormat.RECORD_OVERHEAD + 3] ^= 0x40; // a flipped bit in the 11th write
         Files.write(segment, bytes);
@@ -297,7 +297,7 @@ class SpoolTest {
         for (int cut : new int[] {0, 3, SegmentFormat.HEADER_FIXED_BYTES, header.length - 1}) {
             Path image = tmp.resolve("crash-" + cut);
             crashImage(dir, image);
-            Path interrupted = Spool.segmentPath(image, 2);
+            Path interrupted = SpoolFiles.segmentPath(image, 2);
             Files.write(interrupted, java.util.Arrays.copyOf(header, cut));
 
             RecordingProvider store = new RecordingProvider("store");
@@ -315,7 +315,7 @@ class SpoolTest {
         // Not a header's start: not an interrupted creation, refused as before.
         Path foreign = tmp.resolve("foreign");
         crashImage(dir, foreign);
-        Files.write(Spool.segmentPath(foreign, 2), new byte[] {'M', 'L', 'x'});
+        Files.write(SpoolFiles.segmentPath(foreign, 2), new byte[] {'M', 'L', 'x'});
         assertThatThrownBy(() -> Spool.open(foreign)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("00000000000000000002.seg");
         held.open();
@@ -328,12 +328,12 @@ class SpoolTest {
         Files.createDirectories(dir);
         byte[] header = SegmentFormat.header("p");
         header[7] = (byte) (SegmentFormat.VERSION + 1);
-        Files.write(Spool.segmentPath(dir, 1), header);
+        Files.write(SpoolFiles.segmentPath(dir, 1), header);
         assertThatThrownBy(() -> Spool.open(dir)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("newer memlife").hasMessageContaining("00000000000000000001.seg");
         assertThat(SpoolInspection.of(dir).unreadable()).isEqualTo(1);
         // The refusal released the lock: the spool can be opened once the segment is dealt with.
-        Files.delete(Spool.segmentPath(dir, 1));
+        Files.delete(SpoolFiles.segmentPath(dir, 1));
         Spool.open(dir).close();
     }
 
@@ -342,9 +342,9 @@ class SpoolTest {
         Path dir = tmp.resolve("a");
         Files.createDirectories(dir);
         byte[] header = SegmentFormat.header("p");
-        Files.write(Spool.segmentPath(dir, 1), Arrays.copyOf(header, 6)); // the crash came mid-header
-        Files.write(Spool.segmentPath(dir, 2), new byte[0]);                // or before it
-        Files.write(Spool.segmentPath(dir, 3), new byte[header.length]);    // or its size reached the disk, not its data
+        Files.write(SpoolFiles.segmentPath(dir, 1), Arrays.copyOf(header, 6)); // the crash came mid-header
+        Files.write(SpoolFiles.segmentPath(dir, 2), new byte[0]);                // or before it
+        Files.write(SpoolFiles.segmentPath(dir, 3), new byte[header.length]);    // or its size reached the disk, not its data
         assertThat(SpoolInspection.of(dir).tornTailBytes()).isEqualTo(6 + header.length);
         RecordingProvider store = new RecordingProvider("store");
         MemoryManager manager = MemoryManager.builder().spool(Spool.open(dir)).build();
@@ -354,7 +354,7 @@ class SpoolTest {
         manager.shutdownAll();
         assertThat(store.turns()).hasSize(1);
         assertThat(segments(dir)).isEmpty();
-        Files.writeString(Spool.segmentPath(dir, 7), "not a segment at all");
+        Files.writeString(SpoolFiles.segmentPath(dir, 7), "not a segment at all");
         assertThatThrownBy(() -> Spool.open(dir)).hasMessageContaining("not a memlife spool segment");
     }
 
@@ -385,7 +385,7 @@ class SpoolTest {
         second.shutdownAll();
         assertThat(SpoolInspection.of(dir).pending()).isZero();
         try (Stream<Path> files = Files.list(dir)) {
-            assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(Spool.FAILED_SUFFIX));
+            assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(SpoolFiles.FAILED_SUFFIX));
         }
     }
 
@@ -441,9 +441,9 @@ class SpoolTest {
         Path image = tmp.resolve("power-loss");
         crashImage(dir, image);
         Path last = segments(image).get(segments(image).size() - 1);
-        assertThat(Spool.segment(forcedTo)).isEqualTo(Long.parseLong(last.getFileName().toString().substring(0, 20)));
+        assertThat(SpoolFiles.segment(forcedTo)).isEqualTo(Long.parseLong(last.getFileName().toString().substring(0, 20)));
         try (var ch = java.nio.channels.FileChannel.open(last, StandardOpenOption.WRITE)) {
-            ch.truncate(Spool.offset(forcedTo));
+            ch.truncate(SpoolFiles.offset(forcedTo));
         }
         RecordingProvider store = new RecordingProvider("store");
         MemoryManager after = MemoryManager.builder().spool(Spool.open(image)).build();
@@ -511,7 +511,7 @@ class SpoolTest {
 
     static List<Path> segments(Path dir) throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
-            return files.filter(f -> f.getFileName().toString().endsWith(Spool.SEGMENT_SUFFIX)).sorted().toList();
+            return files.filter(f -> f.getFileName().toString().endsWith(SpoolFiles.SEGMENT_SUFFIX)).sorted().toList();
         }
     }
 }

@@ -1,0 +1,133 @@
+package dev.memlife.spool;
+
+import static dev.memlife.spool.SpoolFiles.FAILED_SUFFIX;
+
+import dev.memlife.Turn;
+import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.spool.SegmentFormat.Corruption;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What opening a spool finds in its directory: every segment checked record by record, torn tails
+ * reported and cut off, damage in the middle reported with its offset, segments whose writes were
+ * all delivered deleted (and so is a newest segment whose header a crash cut short), and the failed
+ * writes earlier runs kept. The spool replays what is left.
+ */
+final class SpoolScan {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
+
+    /** The delivery mark the last run left: every write up to it was delivered. */
+    final long mark;
+    /** The segments that hold writes after the mark, in order: number to size (their valid length). */
+    final TreeMap<Long, Long> segments = new TreeMap<>();
+    /** The writes after the mark in them. */
+    final long pending;
+    /** The number the next segment gets: past every segment and failed-writes file found. */
+    final long nextSegment;
+    /** Bytes cut off torn tails, and of headers a crash cut short. */
+    final long tornTailBytes;
+    /** Damaged stretches found in the middle of segments and failed-writes files. */
+    final long corrupt;
+    /** The failed writes earlier runs kept, in order, and the files they were in. */
+    final List<Turn> failedEarlier = new ArrayList<>();
+    final List<Path> failedFiles = new ArrayList<>();
+
+    private SpoolScan(Path dir, long mark) throws IOException {
+        this.mark = mark;
+        long pendingFound = 0;
+        long torn = 0;
+        long damaged = 0;
+        long last = SpoolFiles.segment(mark);
+        boolean deleted = false;
+        for (long number : SpoolFiles.segmentNumbers(dir)) {
+            last = Math.max(last, number);
+            Path file = SpoolFiles.segmentPath(dir, number);
+            byte[] content = Files.readAllBytes(file);
+            if (SegmentFormat.isTornHeader(content)) {
+                LOG.warn("spool {}: segment {} is {} bytes, a header a crash cut short (it holds no write); deleted",
+                        dir, file.getFileName(), content.length);
+                torn += content.length;
+                Files.delete(file);
+                deleted = true;
+                continue;
+            }
+            Contents c = SegmentFormat.read(file.toString(), content);
+            torn += cutTornTail(dir, file, c);
+            damaged += report(dir, file, c.corrupt());
+            long undelivered = c.entries().stream().filter(e -> SpoolFiles.end(number, e) > mark).count();
+            if (undelivered == 0) {
+                Files.delete(file); // every write in it was delivered
+                deleted = true;
+                continue;
+            }
+            pendingFound += undelivered;
+            segments.put(number, c.validLength());
+        }
+        if (deleted) {
+            SegmentFile.forceDirectory(dir);
+        }
+        for (Path file : SpoolFiles.filesEndingWith(dir, FAILED_SUFFIX)) {
+            byte[] content = Files.readAllBytes(file);
+            failedFiles.add(file);
+            if (SegmentFormat.isTornHeader(content)) {
+                continue;
+            }
+            Contents c = SegmentFormat.read(file.toString(), content);
+            damaged += report(dir, file, c.corrupt());
+            for (SegmentFormat.Entry e : c.entries()) {
+                failedEarlier.add(SpoolRecord.decode("", content, e.payloadOffset(), e.length()));
+            }
+            last = Math.max(last, SpoolFiles.number(file, FAILED_SUFFIX));
+        }
+        this.pending = pendingFound;
+        this.tornTailBytes = torn;
+        this.corrupt = damaged;
+        this.nextSegment = last + 1;
+    }
+
+    /**
+     * Scans the spool in {@code dir}, whose delivery mark is {@code mark}.
+     *
+     * @throws IOException if a file cannot be read, cut or deleted
+     * @throws IllegalStateException if a segment is not a memlife segment or a newer memlife wrote it
+     */
+    static SpoolScan of(Path dir, long mark) throws IOException {
+        return new SpoolScan(dir, mark);
+    }
+
+    /** {@return the bytes of the segments found} */
+    long bytes() {
+        return segments.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    private static long cutTornTail(Path dir, Path file, Contents c) throws IOException {
+        if (c.tornTailBytes() == 0) {
+            return 0;
+        }
+        LOG.warn("spool {}: segment {} ends in a torn record of {} bytes at offset {} (a write a crash cut short, "
+                + "never confirmed durable); cut off", dir, file.getFileName(), c.tornTailBytes(), c.validLength());
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.truncate(c.validLength());
+            ch.force(true);
+        }
+        return c.tornTailBytes();
+    }
+
+    private static int report(Path dir, Path file, List<Corruption> damage) {
+        for (Corruption d : damage) {
+            LOG.warn("spool {}: segment {} has {} damaged bytes at offset {} ({}); skipped, the records around them "
+                    + "are kept", dir, file.getFileName(), d.length(), d.offset(), d.reason());
+        }
+        return damage.size();
+    }
+}
