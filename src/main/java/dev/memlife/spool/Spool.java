@@ -1,8 +1,8 @@
 package dev.memlife.spool;
 
 import static dev.memlife.spool.SpoolFiles.LOCK_FILE;
-import static dev.memlife.spool.SpoolFiles.end;
 import static dev.memlife.spool.SpoolFiles.OFFSET_MASK;
+import static dev.memlife.spool.SpoolFiles.end;
 import static dev.memlife.spool.SpoolFiles.failedPath;
 import static dev.memlife.spool.SpoolFiles.offset;
 import static dev.memlife.spool.SpoolFiles.position;
@@ -16,11 +16,8 @@ import dev.memlife.Turn;
 import dev.memlife.WriteAheadLog;
 import dev.memlife.internal.Events;
 import dev.memlife.spool.SegmentFormat.Contents;
-import dev.memlife.spool.SegmentFormat.Corruption;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -29,7 +26,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Queue;
 import java.util.TreeMap;
@@ -41,7 +37,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,22 +80,10 @@ import org.slf4j.LoggerFactory;
 public final class Spool implements WriteAheadLog {
 
     private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
-    private static final VarHandle APPENDED_POSITION;
-
-    static {
-        try {
-            APPENDED_POSITION = MethodHandles.lookup().findVarHandle(Spool.class, "appendedPosition", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /** The default size bound: 1 GiB. */
     public static final long DEFAULT_MAX_BYTES = 1L << 30;
     /** The default segment size: 64 MiB. */
     public static final long DEFAULT_SEGMENT_BYTES = 64L << 20;
-    /** How long an idle committer thread waits for work before it exits; the next append starts one. */
-    static final long COMMITTER_KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How often the committer tries the order lock before it queues for it (see {@link #lockOrderBriefly}). */
     private static final int ORDER_LOCK_TRIES = 200;
     /** The longest a durability waiter parks before it looks again on its own: a bound, not a poll. */
@@ -116,25 +99,14 @@ public final class Spool implements WriteAheadLog {
 
     /** Orders appends with the manager's queue; also cut by the committer to take the buffer. */
     private final ReentrantLock order = new ReentrantLock();
+    /** The writes appended since the last commit took them; under {@link #order}. */
+    private final SpoolBuffer appends;
+    /** Commits whenever writes wait; started on demand, gone when idle. */
+    private final CommitterThread committer;
     /** One group commit at a time; guards the files, the segments and the mark's last written value. */
     private final ReentrantLock commitLock = new ReentrantLock();
     /** Callers of {@link #awaitDurable} parked until the commit under way ends; woken by {@link #unlockCommit}. */
     private final Queue<Thread> durableWaiters = new ConcurrentLinkedQueue<>();
-
-    // ---- under order ----
-    /** The time the records of the commit being gathered get: read when its first write came. */
-    private long clockMillis;
-    private byte[] buffer = new byte[64 * 1024];
-    private byte[] spare = new byte[64 * 1024];
-    private int buffered;
-    /** Where the buffer starts a new segment: offsets in the buffer, and the new segments' numbers. */
-    private final List<long[]> rolls = new ArrayList<>();
-    private long appendSegment;
-    private long appendEnd;
-    private long appendedCount;
-    /** Bytes this run appended (records, and the headers of the segments they started): see {@link #bytes}. */
-    private long appendedBytes;
-    private final CRC32C sealCrc = new CRC32C();
 
     // ---- under commitLock ----
     /** Sealed segments on disk (from earlier runs, or rolled): number to size. */
@@ -142,20 +114,10 @@ public final class Spool implements WriteAheadLog {
     private SegmentFile current;
     private long markWritten;
     private long groupCommits;
-    /** Writes appended when the last commit took the buffer. */
-    private long committedCount;
 
     // ---- any thread ----
     private volatile String managerName;
     private volatile byte[] header;
-    /** Makes the committer thread: the manager's thread factory. */
-    private volatile ThreadFactory threads;
-    /** The committer thread; null while none runs (it retires after {@link #COMMITTER_KEEP_ALIVE_NANOS} idle). */
-    private volatile Thread committer;
-    /** Guards starting and retiring the committer. */
-    private final Object committerStart = new Object();
-    /** Written under the order lock with release semantics (see {@link #append}); read anywhere. */
-    private volatile long appendedPosition;
     private volatile long durablePosition;
     private volatile long deliveredPosition;
     private volatile long deliveredCount;
@@ -164,9 +126,10 @@ public final class Spool implements WriteAheadLog {
     private volatile IOException failure;
     private volatile boolean closed;
     /**
-     * With {@link #appendedBytes}, the bytes on disk and in the buffer, which the size bound
-     * counts: the segments of earlier runs, this run's first header and kept failed writes, less
-     * what was deleted. Appends count under the order lock instead, without an atomic per write.
+     * With the bytes appended this run ({@link SpoolBuffer#appendedBytes}), the bytes on disk and in
+     * the buffer, which the size bound counts: the segments of earlier runs, this run's first
+     * header and kept failed writes, less what was deleted. Appends count under the order lock
+     * instead, without an atomic per write.
      */
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicLong replayed = new AtomicLong();
@@ -189,6 +152,8 @@ public final class Spool implements WriteAheadLog {
         this.removeWhenEmpty = b.removeWhenEmpty;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
+        this.appends = new SpoolBuffer(segmentBytes, this::wakeCommitter);
+        this.committer = new CommitterThread(dir, this::hasWork, this::commitOnce, () -> closed);
         this.mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
         this.markWritten = found.mark;
@@ -245,14 +210,12 @@ public final class Spool implements WriteAheadLog {
             this.managerName = managerName;
             order.lock();
             try {
-                appendSegment = found.nextSegment;
-                appendEnd = head.length;
-                appendedPosition = position(found.nextSegment, head.length);
-                durablePosition = appendedPosition;
+                appends.start(found.nextSegment, head);
+                durablePosition = appends.appendedPosition();
             } finally {
                 order.unlock();
             }
-            this.threads = threads;
+            committer.use(threads);
             carryFailedEarlier();
         } catch (IOException e) {
             throw new UncheckedIOException("could not create a segment in spool " + dir, e);
@@ -274,7 +237,7 @@ public final class Spool implements WriteAheadLog {
         order.lock();
         try {
             for (Turn t : found.failedEarlier) {
-                carried.add(append(SpoolRecord.encodeKept(t), false, 0));
+                carried.add(appends.append(SpoolRecord.encodeKept(t), false, 0));
             }
         } finally {
             order.unlock();
@@ -319,7 +282,7 @@ public final class Spool implements WriteAheadLog {
             throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
                     + " failed (" + failed + "); the write was not accepted and is counted as rejected", failed);
         }
-        long held = appendedBytes + bytes.get(); // the caller holds the order lock
+        long held = appends.appendedBytes() + bytes.get(); // the caller holds the order lock
         long need = (long) length + header.length; // a new segment may be needed
         if (held + need > maxBytes) {
             rejectedFull.incrementAndGet();
@@ -331,7 +294,7 @@ public final class Spool implements WriteAheadLog {
     private long heldBytes() {
         order.lock();
         try {
-            return appendedBytes + bytes.get();
+            return appends.appendedBytes() + bytes.get();
         } finally {
             order.unlock();
         }
@@ -339,45 +302,7 @@ public final class Spool implements WriteAheadLog {
 
     @Override
     public long append(byte[] encoded, long seq) {
-        return append(encoded, true, seq);
-    }
-
-    /**
-     * Under the order lock: copies a record into the buffer, starting a new segment first if it
-     * would not fit in this one, and seals it with its sequence number and the time ({@link
-     * SpoolRecord#seal}) unless it is sealed already (a failed write carried over).
-     */
-    private long append(byte[] record, boolean seal, long seq) {
-        int length = SpoolRecord.length(record); // a new write's record is in its caller's scratch buffer
-        if (appendEnd > header.length && appendEnd + length > segmentBytes) {
-            appendSegment++;
-            appendEnd = header.length;
-            rolls.add(new long[] {buffered, appendSegment});
-            appendedBytes += header.length;
-        }
-        if (buffered + length > buffer.length) {
-            buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, buffered + length));
-        }
-        boolean wasEmpty = buffered == 0;
-        if (wasEmpty) {
-            clockMillis = System.currentTimeMillis(); // one clock read per commit, not per write
-        }
-        System.arraycopy(record, 0, buffer, buffered, length);
-        if (seal) {
-            SpoolRecord.seal(buffer, buffered, length, seq, clockMillis, sealCrc);
-        }
-        buffered += length;
-        appendEnd += length;
-        appendedCount++;
-        appendedBytes += length;
-        long position = position(appendSegment, appendEnd);
-        // A release store, not a volatile one: readers see it in order with the buffer's bytes, and
-        // the one place that needs a full fence after it, the wake-up below, has its own.
-        APPENDED_POSITION.setRelease(this, position);
-        if (wasEmpty) {
-            wakeCommitter(); // the first write of a commit wakes the committer; the rest ride along
-        }
-        return position;
+        return appends.append(encoded, true, seq);
     }
 
     /**
@@ -411,7 +336,7 @@ public final class Spool implements WriteAheadLog {
 
     @Override
     public long appended() {
-        return appendedPosition;
+        return appends.appendedPosition();
     }
 
     @Override
@@ -430,7 +355,7 @@ public final class Spool implements WriteAheadLog {
             if (left <= 0) {
                 return durablePosition >= position;
             }
-            Thread c = committer;
+            Thread c = committer.current();
             if (c != null) {
                 LockSupport.unpark(c); // it is woken by the append already; this makes sure
             } else if (!wakeCommitterOrLead(position)) {
@@ -460,7 +385,7 @@ public final class Spool implements WriteAheadLog {
      */
     private boolean wakeCommitterOrLead(long position) {
         wakeCommitter();
-        if (committer != null) {
+        if (committer.current() != null) {
             return true;
         }
         commitLock.lock();
@@ -492,7 +417,7 @@ public final class Spool implements WriteAheadLog {
             throw new UncheckedIOException("spool " + dir + " failed; nothing appended after its last good force is "
                     + "durable", failed);
         }
-        if (closed && durablePosition < appendedPosition) {
+        if (closed && durablePosition < appends.appendedPosition()) {
             throw new IllegalStateException("spool " + dir + " is closed");
         }
     }
@@ -511,87 +436,29 @@ public final class Spool implements WriteAheadLog {
 
     // ---- the committer --------------------------------------------------------------------------
 
-    /**
-     * Wakes the committer, or starts one if none runs. Called after the work it is woken for is
-     * visible (an append, a delivery mark), so a committer that is retiring sees it: it forgets
-     * itself first and then looks for work, while this reads the committer after publishing the
-     * work; one of the two sees the other.
-     */
+    /** Wakes the committer thread, or starts one; after the work it is woken for was published. */
     private void wakeCommitter() {
-        VarHandle.fullFence(); // the work was published with a release store: order it before reading the committer
-        Thread t = committer;
-        if (t != null) {
-            LockSupport.unpark(t);
-            return;
-        }
-        synchronized (committerStart) {
-            if (committer != null || closed) {
-                LockSupport.unpark(committer);
-                return;
-            }
-            try {
-                Thread started = threads.newThread(this::commitLoop);
-                committer = started;
-                started.start();
-            } catch (RuntimeException | Error e) {
-                committer = null;
-                LOG.warn("spool {}: could not start its committer thread ({}); writes become durable when a caller "
-                        + "waits for them, or at close", dir, e.toString());
-            }
-        }
+        committer.wake();
     }
 
     /**
-     * The committer thread: commits whenever writes wait for a commit, writes the delivery mark
-     * and deletes delivered segments after the writer marked progress. Parks when there is
-     * nothing to do; exits after {@link #COMMITTER_KEEP_ALIVE_NANOS} without work, so an idle
-     * spool holds no thread.
+     * One pass of the committer thread: a group commit if writes wait for one, then the delivery
+     * mark written and delivered segments deleted if the writer marked progress.
      */
-    private void commitLoop() {
-        long idleSince = System.nanoTime();
-        while (!closed) {
-            if (hasWork()) {
-                markWake = false;
-                commitLock.lock();
-                try {
-                    if (!closed) {
-                        commitLocked(false);
-                    }
-                } finally {
-                    unlockCommit();
-                }
-                idleSince = System.nanoTime();
-                continue;
+    private void commitOnce() {
+        markWake = false;
+        commitLock.lock();
+        try {
+            if (!closed) {
+                commitLocked(false);
             }
-            long left = COMMITTER_KEEP_ALIVE_NANOS - (System.nanoTime() - idleSince);
-            if (left <= 0 && retire()) {
-                return;
-            }
-            LockSupport.parkNanos(this, Math.max(left, 0));
+        } finally {
+            unlockCommit();
         }
     }
 
     private boolean hasWork() {
-        return appendedPosition > durablePosition && failure == null || markWake;
-    }
-
-    /** Forgets this committer, then looks for work once more; true if it may exit. */
-    private boolean retire() {
-        Thread self = Thread.currentThread();
-        synchronized (committerStart) {
-            committer = null;
-        }
-        VarHandle.fullFence(); // forgetting itself is ordered before looking for work (see wakeCommitter)
-        if (!hasWork()) {
-            return true;
-        }
-        synchronized (committerStart) {
-            if (committer == null) {
-                committer = self; // nobody started another: this one goes on
-                return false;
-            }
-        }
-        return true; // a caller started another, which does the work
+        return appends.appendedPosition() > durablePosition && failure == null || markWake;
     }
 
     /**
@@ -605,26 +472,16 @@ public final class Spool implements WriteAheadLog {
         // marks it delivered, so a mark read now never passes a kept write this commit misses.
         long delivered = deliveredPosition;
         if (failure == null) {
-            byte[] out;
-            int length;
-            long target;
-            long writes;
-            List<long[]> cuts;
+            SpoolBuffer.Taken taken;
             lockOrderBriefly();
             try {
-                out = buffer;
-                length = buffered;
-                target = appendedPosition;
-                writes = appendedCount - committedCount;
-                committedCount = appendedCount;
-                cuts = rolls.isEmpty() ? List.of() : new ArrayList<>(rolls);
-                rolls.clear();
-                buffer = spare;
-                spare = out;
-                buffered = 0;
+                taken = appends.take();
             } finally {
                 order.unlock();
             }
+            byte[] out = taken.bytes();
+            int length = taken.length();
+            List<long[]> cuts = taken.rolls();
             if (length > 0) {
                 Events.SpoolCommit event = new Events.SpoolCommit();
                 event.begin();
@@ -643,7 +500,7 @@ public final class Spool implements WriteAheadLog {
                     current.write(out, from, length - from);
                     current.force();
                     groupCommits++;
-                    durablePosition = target;
+                    durablePosition = taken.position();
                 } catch (IOException e) {
                     failure = e;
                     LOG.error("spool {} of memory manager '{}' failed to write or force; it refuses new writes, and "
@@ -653,7 +510,7 @@ public final class Spool implements WriteAheadLog {
                 if (event.shouldCommit()) {
                     event.manager = managerName;
                     event.directory = dir.toString();
-                    event.writes = writes;
+                    event.writes = taken.writes();
                     event.bytes = length;
                     event.segmentsStarted = cuts.size();
                     event.closing = closing;
@@ -778,8 +635,8 @@ public final class Spool implements WriteAheadLog {
         long held;
         order.lock();
         try {
-            appended = appendedCount;
-            held = appendedBytes + bytes.get();
+            appended = appends.appendedCount();
+            held = appends.appendedBytes() + bytes.get();
         } finally {
             order.unlock();
         }
@@ -846,7 +703,7 @@ public final class Spool implements WriteAheadLog {
             throw new UncheckedIOException("could not close spool " + dir, e);
         } finally {
             unlockCommit();
-            LockSupport.unpark(committer);
+            LockSupport.unpark(committer.current());
         }
         if (empty && removeWhenEmpty) {
             removeDirectory(); // releases the lock after the files are gone: nobody opens a half-removed spool

@@ -1,0 +1,125 @@
+package dev.memlife.spool;
+
+import java.lang.invoke.VarHandle;
+import java.nio.file.Path;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The spool's committer thread, started on demand: it commits whenever there is work, parks when
+ * there is none, and exits after {@link #KEEP_ALIVE_NANOS} without work, so an idle spool holds no
+ * thread; the next {@link #wake} starts another.
+ */
+final class CommitterThread {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
+
+    /** How long an idle committer thread waits for work before it exits. */
+    static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final Path dir;
+    private final BooleanSupplier hasWork;
+    private final Runnable commit;
+    private final BooleanSupplier stopped;
+    /** Makes the thread: the manager's thread factory, given at attach. */
+    private volatile ThreadFactory threads;
+    /** The thread; null while none runs. */
+    private volatile Thread thread;
+    /** Guards starting and retiring the thread. */
+    private final Object start = new Object();
+
+    /**
+     * @param dir the spool's directory, for the log
+     * @param hasWork whether a commit is due; read without a lock
+     * @param commit one commit
+     * @param stopped whether the spool is closed: the thread exits
+     */
+    CommitterThread(Path dir, BooleanSupplier hasWork, Runnable commit, BooleanSupplier stopped) {
+        this.dir = dir;
+        this.hasWork = hasWork;
+        this.commit = commit;
+        this.stopped = stopped;
+    }
+
+    /** Makes later threads with {@code factory}. */
+    void use(ThreadFactory factory) {
+        this.threads = factory;
+    }
+
+    /** {@return the thread now running; null if none} */
+    Thread current() {
+        return thread;
+    }
+
+    /**
+     * Wakes the thread, or starts one if none runs. Called after the work it is woken for is
+     * published, so a thread that is retiring sees it: it forgets itself first and then looks for
+     * work, while this reads the thread after publishing the work; one of the two sees the other.
+     */
+    void wake() {
+        VarHandle.fullFence(); // work may be published with a release store: order it before the read
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+            return;
+        }
+        synchronized (start) {
+            if (thread != null || stopped.getAsBoolean()) {
+                LockSupport.unpark(thread);
+                return;
+            }
+            ThreadFactory factory = threads;
+            if (factory == null) {
+                return; // not attached yet: nothing to commit
+            }
+            try {
+                Thread started = factory.newThread(this::run);
+                thread = started;
+                started.start();
+            } catch (RuntimeException | Error e) {
+                thread = null;
+                LOG.warn("spool {}: could not start its committer thread ({}); writes become durable when a caller "
+                        + "waits for them, or at close", dir, e.toString());
+            }
+        }
+    }
+
+    private void run() {
+        long idleSince = System.nanoTime();
+        while (!stopped.getAsBoolean()) {
+            if (hasWork.getAsBoolean()) {
+                commit.run();
+                idleSince = System.nanoTime();
+                continue;
+            }
+            long left = KEEP_ALIVE_NANOS - (System.nanoTime() - idleSince);
+            if (left <= 0 && retire()) {
+                return;
+            }
+            LockSupport.parkNanos(this, Math.max(left, 0));
+        }
+    }
+
+    /** Forgets this thread, then looks for work once more; true if it may exit. */
+    private boolean retire() {
+        Thread self = Thread.currentThread();
+        synchronized (start) {
+            thread = null;
+        }
+        VarHandle.fullFence(); // forgetting itself is ordered before looking for work (see wake)
+        if (!hasWork.getAsBoolean()) {
+            return true;
+        }
+        synchronized (start) {
+            if (thread == null) {
+                thread = self; // nobody started another: this one goes on
+                return false;
+            }
+        }
+        return true; // a caller started another, which does the work
+    }
+}
