@@ -4,10 +4,7 @@ import static dev.memlife.spool.SpoolFiles.LOCK_FILE;
 import static dev.memlife.spool.SpoolFiles.OFFSET_MASK;
 import static dev.memlife.spool.SpoolFiles.end;
 import static dev.memlife.spool.SpoolFiles.failedPath;
-import static dev.memlife.spool.SpoolFiles.offset;
-import static dev.memlife.spool.SpoolFiles.position;
 import static dev.memlife.spool.SpoolFiles.read;
-import static dev.memlife.spool.SpoolFiles.segment;
 import static dev.memlife.spool.SpoolFiles.segmentPath;
 import static java.util.Objects.requireNonNull;
 
@@ -28,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
@@ -109,10 +105,8 @@ public final class Spool implements WriteAheadLog {
     private final Queue<Thread> durableWaiters = new ConcurrentLinkedQueue<>();
 
     // ---- under commitLock ----
-    /** Sealed segments on disk (from earlier runs, or rolled): number to size. */
-    private final TreeMap<Long, Long> sealed = new TreeMap<>();
-    private SegmentFile current;
-    private long markWritten;
+    /** The segment files and the delivery mark. */
+    private final SpoolSegments segments;
     private long groupCommits;
 
     // ---- any thread ----
@@ -122,7 +116,6 @@ public final class Spool implements WriteAheadLog {
     private volatile long deliveredPosition;
     private volatile long deliveredCount;
     private volatile boolean markWake;
-    private volatile int segmentCount;
     private volatile IOException failure;
     private volatile boolean closed;
     /**
@@ -156,12 +149,9 @@ public final class Spool implements WriteAheadLog {
         this.committer = new CommitterThread(dir, this::hasWork, this::commitOnce, () -> closed);
         this.mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
-        this.markWritten = found.mark;
+        this.segments = new SpoolSegments(dir, mark, found, bytes);
         this.deliveredPosition = found.mark;
-        this.sealed.putAll(found.segments);
-        this.bytes.set(found.bytes());
         this.corrupt.set(found.corrupt);
-        this.segmentCount = sealed.size();
     }
 
     /**
@@ -203,9 +193,7 @@ public final class Spool implements WriteAheadLog {
                         + "'; a spool serves one manager: open another directory for manager '" + managerName + "'");
             }
             byte[] head = SegmentFormat.header(idPrefix);
-            current = SegmentFile.create(found.nextSegment, segmentPath(dir, found.nextSegment), head);
-            segmentCount = sealed.size() + 1;
-            bytes.addAndGet(head.length);
+            segments.start(found.nextSegment, head);
             this.header = head;
             this.managerName = managerName;
             order.lock();
@@ -486,19 +474,7 @@ public final class Spool implements WriteAheadLog {
                 Events.SpoolCommit event = new Events.SpoolCommit();
                 event.begin();
                 try {
-                    int from = 0;
-                    for (long[] cut : cuts) {
-                        int to = (int) cut[0];
-                        current.write(out, from, to - from);
-                        current.force();
-                        sealed.put(current.number, current.size());
-                        current.close();
-                        current = SegmentFile.create(cut[1], segmentPath(dir, cut[1]), header);
-                        segmentCount = sealed.size() + 1;
-                        from = to;
-                    }
-                    current.write(out, from, length - from);
-                    current.force();
+                    segments.write(out, length, cuts);
                     groupCommits++;
                     durablePosition = taken.position();
                 } catch (IOException e) {
@@ -519,7 +495,7 @@ public final class Spool implements WriteAheadLog {
                 }
             }
         }
-        writeMarkAndClean(delivered, closing);
+        segments.markAndClean(delivered, closing);
     }
 
     /**
@@ -536,49 +512,6 @@ public final class Spool implements WriteAheadLog {
             Thread.onSpinWait();
         }
         order.lock();
-    }
-
-    /**
-     * Under the commit lock: writes the delivery mark if it moved, then deletes the segments it has
-     * passed (a segment may be sealed after the mark passed its end: the writer can deliver a
-     * write before its commit), and at close the last segment too once every write in it was
-     * delivered, or when it holds no write at all (a run that only replayed, or wrote nothing:
-     * the mark is then in an older segment, or at none).
-     */
-    private void writeMarkAndClean(long delivered, boolean closing) {
-        try {
-            if (delivered > markWritten) {
-                mark.write(delivered);
-                markWritten = delivered;
-            }
-            long seg = segment(markWritten);
-            boolean deleted = false;
-            while (!sealed.isEmpty()) {
-                long first = sealed.firstKey();
-                if (first > seg || first == seg && sealed.get(first) > offset(markWritten)) {
-                    break;
-                }
-                bytes.addAndGet(-sealed.remove(first));
-                Files.deleteIfExists(segmentPath(dir, first));
-                deleted = true;
-            }
-            boolean lastDelivered = current != null && (current.size() == header.length // no write in it
-                    || markWritten >= position(current.number, current.size()));
-            if (closing && lastDelivered) {
-                current.close();
-                Files.deleteIfExists(current.path);
-                bytes.addAndGet(-current.size());
-                current = null;
-                deleted = true;
-            }
-            segmentCount = sealed.size() + (current == null ? 0 : 1);
-            if (deleted) {
-                SegmentFile.forceDirectory(dir);
-            }
-        } catch (IOException e) {
-            LOG.warn("spool {}: could not record the delivery mark or delete delivered segments ({}); the next "
-                    + "start replays writes the store already holds", dir, e.toString());
-        }
     }
 
     // ---- replay ---------------------------------------------------------------------------------
@@ -641,7 +574,7 @@ public final class Spool implements WriteAheadLog {
             order.unlock();
         }
         long backlog = Math.max(0, found.pending + appended - deliveredCount);
-        return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, held, segmentCount,
+        return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, held, segments.count(),
                 commitCount(), corrupt.get(), found.tornTailBytes, rejectedFull.get(), failedKept.get());
     }
 
@@ -673,7 +606,7 @@ public final class Spool implements WriteAheadLog {
     long markWritten() {
         commitLock.lock();
         try {
-            return markWritten;
+            return segments.markWritten();
         } finally {
             unlockCommit();
         }
@@ -689,16 +622,13 @@ public final class Spool implements WriteAheadLog {
             }
             closed = true;
             commitLocked(true);
-            if (current != null) {
-                current.close();
-            }
+            boolean noSegments = segments.close();
             synchronized (failedLock) {
                 if (failedFile != null) {
                     failedFile.close();
                 }
+                empty = noSegments && failedFile == null;
             }
-            mark.close();
-            empty = current == null && sealed.isEmpty() && failedFile == null;
         } catch (IOException e) {
             throw new UncheckedIOException("could not close spool " + dir, e);
         } finally {
