@@ -71,6 +71,14 @@ import org.slf4j.LoggerFactory;
  * with its offset and skipped; the records around it are kept. A newest segment whose header a
  * crash cut short (its creation interrupted: no write can be in it) is reported and deleted.
  *
+ * <h2>Its parts</h2>
+ *
+ * {@link SpoolScan} is what the open finds; {@link SpoolBuffer} holds the writes appended under
+ * the order lock until a commit takes them; {@link CommitterThread} runs the commits, on demand;
+ * {@link SpoolSegments} writes and forces them into the segment files, records the delivery mark
+ * and deletes what it passed; {@link SpoolRecord} and {@link SegmentFormat} are the bytes. This
+ * class ties them to the manager: appends, durability waits, failed writes kept, replay, figures.
+ *
  * <p>Thread-safe. Closed by the manager's shutdown.
  */
 public final class Spool implements WriteAheadLog {
@@ -91,7 +99,6 @@ public final class Spool implements WriteAheadLog {
     private final boolean removeWhenEmpty;
     private final FileChannel lockChannel;
     private final FileLock fileLock;
-    private final DeliveryMark mark;
 
     /** Orders appends with the manager's queue; also cut by the committer to take the buffer. */
     private final ReentrantLock order = new ReentrantLock();
@@ -147,7 +154,7 @@ public final class Spool implements WriteAheadLog {
         this.fileLock = fileLock;
         this.appends = new SpoolBuffer(segmentBytes, this::wakeCommitter);
         this.committer = new CommitterThread(dir, this::hasWork, this::commitOnce, () -> closed);
-        this.mark = new DeliveryMark(dir);
+        DeliveryMark mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
         this.segments = new SpoolSegments(dir, mark, found, bytes);
         this.deliveredPosition = found.mark;
