@@ -88,8 +88,6 @@ public final class Spool implements WriteAheadLog {
     public static final long DEFAULT_MAX_BYTES = 1L << 30;
     /** The default segment size: 64 MiB. */
     public static final long DEFAULT_SEGMENT_BYTES = 64L << 20;
-    /** How often the committer tries the order lock before it queues for it (see {@link #lockOrderBriefly}). */
-    private static final int ORDER_LOCK_TRIES = 200;
     /** The longest a durability waiter parks before it looks again on its own: a bound, not a poll. */
     private static final long MAX_DURABLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
@@ -152,8 +150,8 @@ public final class Spool implements WriteAheadLog {
         this.removeWhenEmpty = b.removeWhenEmpty;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
-        this.appends = new SpoolBuffer(segmentBytes, this::wakeCommitter);
         this.committer = new CommitterThread(dir, this::hasWork, this::commitOnce, () -> closed);
+        this.appends = new SpoolBuffer(segmentBytes, committer::wake);
         DeliveryMark mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
         this.segments = new SpoolSegments(dir, mark, found, bytes);
@@ -277,7 +275,7 @@ public final class Spool implements WriteAheadLog {
             throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
                     + " failed (" + failed + "); the write was not accepted and is counted as rejected", failed);
         }
-        long held = appends.appendedBytes() + bytes.get(); // the caller holds the order lock
+        long held = heldLocked();
         long need = (long) length + header.length; // a new segment may be needed
         if (held + need > maxBytes) {
             rejectedFull.incrementAndGet();
@@ -289,10 +287,15 @@ public final class Spool implements WriteAheadLog {
     private long heldBytes() {
         order.lock();
         try {
-            return appends.appendedBytes() + bytes.get();
+            return heldLocked();
         } finally {
             order.unlock();
         }
+    }
+
+    /** {@return the bytes the size bound counts: this run's appends and the rest; under the order lock} */
+    private long heldLocked() {
+        return appends.appendedBytes() + bytes.get();
     }
 
     @Override
@@ -379,7 +382,7 @@ public final class Spool implements WriteAheadLog {
      * @return true if a committer runs now; false if this caller committed instead
      */
     private boolean wakeCommitterOrLead(long position) {
-        wakeCommitter();
+        committer.wake();
         if (committer.current() != null) {
             return true;
         }
@@ -425,16 +428,11 @@ public final class Spool implements WriteAheadLog {
         deliveredCount += writes; // only the writer thread calls this
         if (!markWake) {
             markWake = true;
-            wakeCommitter();
+            committer.wake();
         }
     }
 
     // ---- the committer --------------------------------------------------------------------------
-
-    /** Wakes the committer thread, or starts one; after the work it is woken for was published. */
-    private void wakeCommitter() {
-        committer.wake();
-    }
 
     /**
      * One pass of the committer thread: a group commit if writes wait for one, then the delivery
@@ -468,7 +466,7 @@ public final class Spool implements WriteAheadLog {
         long delivered = deliveredPosition;
         if (failure == null) {
             SpoolBuffer.Taken taken;
-            lockOrderBriefly();
+            order.lock();
             try {
                 taken = appends.take();
             } finally {
@@ -503,22 +501,6 @@ public final class Spool implements WriteAheadLog {
             }
         }
         segments.markAndClean(delivered, closing);
-    }
-
-    /**
-     * Takes the order lock for the committer, which holds it only to take the buffer: it tries for
-     * a few microseconds before it queues. Callers hold the lock for a few tens of nanoseconds at a
-     * time, so the try nearly always succeeds; a committer that queued would be woken by the caller
-     * that releases the lock, a system call on the caller's hot path.
-     */
-    private void lockOrderBriefly() {
-        for (int i = 0; i < ORDER_LOCK_TRIES; i++) {
-            if (order.tryLock()) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
-        order.lock();
     }
 
     // ---- replay ---------------------------------------------------------------------------------
@@ -576,7 +558,7 @@ public final class Spool implements WriteAheadLog {
         order.lock();
         try {
             appended = appends.appendedCount();
-            held = appends.appendedBytes() + bytes.get();
+            held = heldLocked();
         } finally {
             order.unlock();
         }
