@@ -123,13 +123,9 @@ class SpoolTest {
     @Test
     void theFirstWriteReplaysBeforeItIsQueued() throws Exception {
         Path dir = tmp.resolve("a");
-        GatedProvider held = new GatedProvider("store", t -> true);
-        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
-        first.addProvider(held);
-        for (int i = 0; i < 10; i++) {
-            first.syncAll("old" + i, "a", "s");
-        }
-        assertThat(first.awaitDurable(WAIT)).isTrue();
+        HeldRun run = HeldRun.write(dir, 10, "old");
+        GatedProvider held = run.store();
+        MemoryManager first = run.manager();
         crashImage(dir, tmp.resolve("crash"));
 
         RecordingProvider store = new RecordingProvider("store");
@@ -251,13 +247,9 @@ class SpoolTest {
     @Test
     void aRunThatOnlyReplaysOrWritesNothingLeavesNoSegmentBehind() throws Exception {
         Path dir = tmp.resolve("a");
-        GatedProvider held = new GatedProvider("store", t -> true);
-        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
-        first.addProvider(held);
-        for (int i = 0; i < 10; i++) {
-            first.syncAll("u" + i, "a", "s");
-        }
-        assertThat(first.awaitDurable(WAIT)).isTrue();
+        HeldRun run = HeldRun.write(dir, 10, "u");
+        GatedProvider held = run.store();
+        MemoryManager first = run.manager();
         Path image = tmp.resolve("crash");
         crashImage(dir, image);
 
@@ -286,13 +278,9 @@ class SpoolTest {
     @Test
     void aNewestSegmentWhoseHeaderACrashCutShortIsDeletedAndTheRestReplayed() throws Exception {
         Path dir = tmp.resolve("a");
-        GatedProvider held = new GatedProvider("store", t -> true);
-        MemoryManager first = MemoryManager.builder().spool(Spool.open(dir)).build();
-        first.addProvider(held);
-        for (int i = 0; i < 10; i++) {
-            first.syncAll("u" + i, "a", "s");
-        }
-        assertThat(first.awaitDurable(WAIT)).isTrue();
+        HeldRun run = HeldRun.write(dir, 10, "u");
+        GatedProvider held = run.store();
+        MemoryManager first = run.manager();
         byte[] header = SegmentFormat.header("0f3c-prefix");
         for (int cut : new int[] {0, 3, SegmentFormat.HEADER_FIXED_BYTES, header.length - 1}) {
             Path image = tmp.resolve("crash-" + cut);
@@ -507,6 +495,24 @@ class SpoolTest {
         assertThat(manager.flushPending(WAIT)).isTrue();
         assertThat(store.turns()).hasSize(threads * rounds * 5);
         manager.shutdownAll();
+    }
+
+    /**
+     * A manager on the spool in {@code dir} whose store holds every write it gets, so none is
+     * delivered: {@code writes} writes ({@code user0}, {@code user1}, ...), durable, as a crash
+     * would find them. The test opens the store and shuts the manager down at its end.
+     */
+    private record HeldRun(MemoryManager manager, GatedProvider store) {
+        static HeldRun write(Path dir, int writes, String user) {
+            GatedProvider store = new GatedProvider("store", t -> true);
+            MemoryManager manager = MemoryManager.builder().spool(Spool.open(dir)).build();
+            manager.addProvider(store);
+            for (int i = 0; i < writes; i++) {
+                manager.syncAll(user + i, "a", "s");
+            }
+            assertThat(manager.awaitDurable(WAIT)).isTrue();
+            return new HeldRun(manager, store);
+        }
     }
 
     static List<Path> segments(Path dir) throws IOException {
