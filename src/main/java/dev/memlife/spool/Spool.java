@@ -118,9 +118,6 @@ public final class Spool implements WriteAheadLog {
     private volatile String managerName;
     private volatile byte[] header;
     private volatile long durablePosition;
-    private volatile long deliveredPosition;
-    private volatile long deliveredCount;
-    private volatile boolean markWake;
     private volatile IOException failure;
     private volatile boolean closed;
     /**
@@ -142,6 +139,8 @@ public final class Spool implements WriteAheadLog {
     /** What the open found: the mark, the segments with writes to replay, the failed writes kept. */
     private final SpoolScan found;
     private boolean replayDone;
+    /** What the writer finished: updated after every write, so kept apart from the fields above. */
+    private final DeliveredSoFar delivered;
 
     private Spool(Builder b, FileChannel lockChannel, FileLock fileLock) throws IOException {
         this.dir = b.dir;
@@ -155,7 +154,7 @@ public final class Spool implements WriteAheadLog {
         DeliveryMark mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
         this.segments = new SpoolSegments(dir, mark, found, bytes);
-        this.deliveredPosition = found.mark;
+        this.delivered = new DeliveredSoFar(found.mark);
         this.corrupt.set(found.corrupt);
     }
 
@@ -422,12 +421,7 @@ public final class Spool implements WriteAheadLog {
 
     @Override
     public void delivered(long position, int writes) {
-        if (position > deliveredPosition) {
-            deliveredPosition = position;
-        }
-        deliveredCount += writes; // only the writer thread calls this
-        if (!markWake) {
-            markWake = true;
+        if (delivered.add(position, writes)) {
             committer.wake();
         }
     }
@@ -439,7 +433,7 @@ public final class Spool implements WriteAheadLog {
      * mark written and delivered segments deleted if the writer marked progress.
      */
     private void commitOnce() {
-        markWake = false;
+        delivered.passBegins();
         commitLock.lock();
         try {
             if (!closed) {
@@ -450,8 +444,16 @@ public final class Spool implements WriteAheadLog {
         }
     }
 
+    /**
+     * Whether a pass is due: writes wait for a commit, or the writer finished writes the mark has
+     * not recorded. The writer asks for a pass when it has not since the last began; the position
+     * is checked too, because it is published without a fence and a pass may begin just before
+     * the writer's last update shows (a mark that cannot be written is not tried again until the
+     * writer moves on).
+     */
     private boolean hasWork() {
-        return appends.appendedPosition() > durablePosition && failure == null || markWake;
+        return appends.appendedPosition() > durablePosition && failure == null || delivered.wakeAsked()
+                || delivered.position() > segments.markTried();
     }
 
     /**
@@ -463,7 +465,7 @@ public final class Spool implements WriteAheadLog {
     private void commitLocked(boolean closing) {
         // Read before the buffer is taken: a failed write kept again is appended before the writer
         // marks it delivered, so a mark read now never passes a kept write this commit misses.
-        long delivered = deliveredPosition;
+        long deliveredUpTo = delivered.position();
         if (failure == null) {
             SpoolBuffer.Taken taken;
             order.lock();
@@ -500,7 +502,7 @@ public final class Spool implements WriteAheadLog {
                 }
             }
         }
-        segments.markAndClean(delivered, closing);
+        segments.markAndClean(deliveredUpTo, closing);
     }
 
     // ---- replay ---------------------------------------------------------------------------------
@@ -562,7 +564,7 @@ public final class Spool implements WriteAheadLog {
         } finally {
             order.unlock();
         }
-        long backlog = Math.max(0, found.pending + appended - deliveredCount);
+        long backlog = Math.max(0, found.pending + appended - delivered.count());
         return new SpoolFigures(appended, replayed.get(), backlog, Duration.ZERO, held, segments.count(),
                 commitCount(), corrupt.get(), found.tornTailBytes, rejectedFull.get(), failedKept.get());
     }
@@ -588,7 +590,7 @@ public final class Spool implements WriteAheadLog {
 
     /** {@return how far the writer has marked writes delivered, in memory; for tests} */
     long deliveredPosition() {
-        return deliveredPosition;
+        return delivered.position();
     }
 
     /** {@return the delivery mark last written to the mark file; for tests} */

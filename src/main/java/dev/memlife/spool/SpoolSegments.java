@@ -33,6 +33,8 @@ final class SpoolSegments {
     private SegmentFile current;
     private byte[] header;
     private long markWritten;
+    /** The last position {@link #markAndClean} was given, written or not; read anywhere. */
+    private volatile long markTried;
     private volatile int count;
 
     /** The segments an open found, whose writes after {@code found.mark} are still to be delivered. */
@@ -41,6 +43,7 @@ final class SpoolSegments {
         this.mark = mark;
         this.bytes = bytes;
         this.markWritten = found.mark;
+        this.markTried = found.mark;
         this.sealed.putAll(found.segments);
         this.count = sealed.size();
         bytes.addAndGet(found.bytes());
@@ -82,6 +85,7 @@ final class SpoolSegments {
      * segment, or at none). A failure is logged: the next start replays writes the store holds.
      */
     void markAndClean(long delivered, boolean closing) {
+        markTried = Math.max(markTried, delivered);
         try {
             if (delivered > markWritten) {
                 mark.write(delivered);
@@ -133,6 +137,11 @@ final class SpoolSegments {
     /** {@return the delivery mark last written to the mark file} */
     long markWritten() {
         return markWritten;
+    }
+
+    /** {@return the last position the mark was to record, whether or not it could; read anywhere} */
+    long markTried() {
+        return markTried;
     }
 
     /** {@return the segment files on disk; read anywhere} */
