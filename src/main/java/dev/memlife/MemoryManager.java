@@ -108,8 +108,9 @@ public final class MemoryManager implements AutoCloseable {
             spool.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(threadFactory));
         }
         this.writer = new Writer(name, idPrefix, b.queueCapacity, b.maxBatchSize,
-                Checks.saturatedNanos(b.writerKeepAlive), Threads.named("memlife-writer-" + name).orUser(threadFactory),
-                b.ticker, warnings, calls, () -> providers, spool);
+                Checks.saturatedNanos(b.writerKeepAlive), WriteLoop.LINGER_NANOS,
+                Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, calls,
+                () -> providers, spool);
         this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
                 b.ticker, calls, warnings);
     }

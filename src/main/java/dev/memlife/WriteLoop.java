@@ -20,6 +20,15 @@ import java.util.function.Supplier;
  * exits once the drain has nothing more for it. {@link Writer}'s design notes give the protocol it
  * follows with the callers and the drain.
  *
+ * <p><b>While writes stream in, the writer lingers for a fuller batch.</b> After a batch that was
+ * not full, if more writes are linked already, it waits {@link #LINGER_NANOS} before it takes
+ * them, unless a flush, the drain or a caller waiting for room needs it sooner. A writer that took each write as
+ * soon as it was linked would keep pace with a caller that writes slower than it delivers (as
+ * with a spool, whose callers encode each write) and, waking for a few writes at a time, read
+ * each write while the caller still writes next to it in memory: both threads then wait for the
+ * other's cache lines. A trickle of writes is not delayed: the writer lingers only when writes
+ * came while it delivered.
+ *
  * <p><b>An idle writer gives its thread up.</b> A writer parked for its keep-alive with nothing
  * queued {@linkplain #retire(List) retires}: it forgets itself as the writer, and the next write
  * starts a new thread, as after a death. So a service with thousands of idle agents holds no
@@ -34,6 +43,11 @@ final class WriteLoop {
 
     /** How often an idle writer looks for a new write before it parks (a few microseconds). */
     private static final int SPINS_BEFORE_PARK = 100;
+    /**
+     * How long a manager's writer lingers for more writes after a batch that was not full, while
+     * writes stream in (see the class notes).
+     */
+    static final long LINGER_NANOS = 100_000;
 
     private static final VarHandle LAST_SESSION;
 
@@ -69,6 +83,8 @@ final class WriteLoop {
     private final int maxBatchSize;
     /** How long the writer stays parked with nothing to do before it gives its thread up. */
     private final long keepAliveNanos;
+    /** How long the writer lingers for a fuller batch; 0 never. */
+    private final long lingerNanos;
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
     /** The spool, told what was finished; null without one. */
@@ -89,7 +105,7 @@ final class WriteLoop {
     /** The loop of {@code writer}, over its queue, claim and progress. */
     WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
             Progress progress, ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize,
-            long keepAliveNanos, Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
+            long keepAliveNanos, long lingerNanos, Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
         this.writer = writer;
         this.managerName = managerName;
         this.queue = queue;
@@ -101,6 +117,7 @@ final class WriteLoop {
         this.threads = threads;
         this.maxBatchSize = maxBatchSize;
         this.keepAliveNanos = keepAliveNanos;
+        this.lingerNanos = lingerNanos;
         this.providers = providers;
         this.log = log;
     }
@@ -140,6 +157,14 @@ final class WriteLoop {
                 worker = null;
                 throw e;
             }
+        }
+    }
+
+    /** Ends a {@linkplain #linger linger} now: a flush, the drain or a caller waiting for room needs the writer. */
+    void endLinger() {
+        Thread w = worker;
+        if (w != null) {
+            LockSupport.unpark(w); // harmless if it is not gathering: a park that returns at once looks again
         }
     }
 
@@ -187,6 +212,7 @@ final class WriteLoop {
                     continue;
                 }
                 deliver(batch);
+                linger(batch.size());
             }
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
             synchronized (startLock) {
@@ -197,6 +223,23 @@ final class WriteLoop {
                 wake(); // queued writes still need a writer; this one is going down
             }
             throw fatal;
+        }
+    }
+
+    /**
+     * Waits a moment for a fuller batch after one of {@code taken} writes: see the class notes.
+     * The park is not announced, so callers do not wake it; whoever needs the writer sooner makes
+     * {@link Writer#mayLinger} false and {@linkplain #endLinger unparks} it. Any other wake-up (a
+     * caller's unpark left over from before) parks again for the rest of the time.
+     */
+    private void linger(int taken) {
+        if (lingerNanos <= 0 || taken >= maxBatchSize || !queue.hasLinked()) {
+            return;
+        }
+        long end = System.nanoTime() + lingerNanos;
+        for (long left = lingerNanos; left > 0 && writer.mayLinger() && !Thread.currentThread().isInterrupted();
+                left = end - System.nanoTime()) {
+            LockSupport.parkNanos(this, left);
         }
     }
 

@@ -177,9 +177,9 @@ final class Writer {
     /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
 
-    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, long keepAliveNanos, Threads threads,
-            Ticker ticker, ThrottledLog warnings, ProviderCalls calls, Supplier<RegisteredProvider[]> providers,
-            WriteAheadLog log) {
+    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, long keepAliveNanos, long lingerNanos,
+            Threads threads, Ticker ticker, ThrottledLog warnings, ProviderCalls calls,
+            Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
         this.managerName = managerName;
         this.log = log;
         this.idPrefix = idPrefix;
@@ -190,7 +190,7 @@ final class Writer {
         this.claim = new BatchClaim();
         this.abandoned = new WriteIds.Builder(idPrefix);
         this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, threads,
-                maxBatchSize, keepAliveNanos, providers, log);
+                maxBatchSize, keepAliveNanos, lingerNanos, providers, log);
     }
 
     // ---- callers ---------------------------------------------------------------------------
@@ -385,6 +385,7 @@ final class Writer {
                 return true; // the retry finds the state and counts the rejection itself
             }
             callersWaiting++;
+            loop.endLinger(); // the writer makes room by taking a batch
             try {
                 while (queue.isFull() && state == State.RUNNING) {
                     if (wait.expired()) {
@@ -507,6 +508,7 @@ final class Writer {
     private boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, LongSupplier deadline) {
         waits.lock();
         progressWaiters++;
+        loop.endLinger();
         try {
             while (!done.getAsBoolean()) {
                 long remaining = deadline.getAsLong() - ticker.read();
@@ -591,6 +593,14 @@ final class Writer {
     /** The lifecycle state, for the writer's loop. */
     State state() {
         return state;
+    }
+
+    /**
+     * {@return whether the writer may linger for a fuller batch: it runs, and nobody waits for it,
+     * neither a flush or the drain for progress nor a caller for room}
+     */
+    boolean mayLinger() {
+        return state == State.RUNNING && progressWaiters == 0 && callersWaiting == 0;
     }
 
     /** The writer took a batch: wakes the callers waiting for room, if there are any. */

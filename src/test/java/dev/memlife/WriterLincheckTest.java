@@ -45,7 +45,7 @@ public class WriterLincheckTest {
     private final Ledger ledger = new Ledger();
     private final RegisteredProvider[] route = {new RegisteredProvider(new Recorder(ledger), "recorder", true)};
     private final ThrottledLog quiet = new ThrottledLog(NOPLogger.NOP_LOGGER);
-    private final Writer writer = new Writer("lincheck", "w", CAPACITY, 2, 0L, Writer.BY_HAND, () -> 0L, quiet,
+    private final Writer writer = new Writer("lincheck", "w", CAPACITY, 2, 0L, 0L, Writer.BY_HAND, () -> 0L, quiet,
             new ProviderCalls("lincheck"), () -> route, null);
 
     /** A caller's {@code syncAll}: never waits (timeout 0), so a full queue throws. */

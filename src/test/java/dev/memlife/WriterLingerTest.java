@@ -1,0 +1,118 @@
+package dev.memlife;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.memlife.internal.Threads;
+import dev.memlife.internal.ThrottledLog;
+import dev.memlife.testing.GatedProvider;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
+
+/**
+ * While writes stream in, the writer lingers for a fuller batch after one that was not full
+ * ({@link WriteLoop}); a flush, the drain and a caller waiting for room cut the linger short, and
+ * a trickle of writes is never held back by it. The writers here linger ten minutes, so a linger
+ * that was not cut short fails the test at its ten-second waits instead of passing late.
+ */
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class WriterLingerTest {
+
+    private static final long LINGER = TimeUnit.MINUTES.toNanos(10);
+    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final Duration WAIT = Duration.ofNanos(WAIT_NANOS);
+
+    /** Holds {@code w1} at its gate until the test opens it; every other write passes. */
+    private final GatedProvider provider = new GatedProvider("gated", t -> t.userContent().equals("w1"));
+    private final RegisteredProvider[] route = {new RegisteredProvider(provider, provider.name(), true)};
+
+    private Writer writer(int capacity) {
+        return new Writer("linger", "l", capacity, 16, Long.MAX_VALUE, LINGER, Threads.named("linger-writer"),
+                Ticker.system(), new ThrottledLog(LoggerFactory.getLogger(WriterLingerTest.class)),
+                new ProviderCalls("linger"), () -> route, null);
+    }
+
+    private void write(Writer writer, int n) {
+        assertThat(writer.enqueue("s", "w" + n, "a", List.of(), route, WAIT_NANOS)).as("write w%d accepted", n).isTrue();
+    }
+
+    /**
+     * Writes {@code w1} and holds it in the provider, writes {@code w2..w(1+more)} meanwhile, then
+     * lets {@code w1} finish: writes came while the writer delivered, so it lingers with them
+     * linked. Returns once it does: parked, with only {@code w1} delivered.
+     */
+    private void lingerWith(Writer writer, int more) throws InterruptedException {
+        write(writer, 1);
+        assertThat(provider.awaitHeld(WAIT)).isTrue();
+        for (int n = 2; n <= 1 + more; n++) {
+            write(writer, n);
+        }
+        provider.open();
+        await().atMost(WAIT).until(() -> writer.queue().finished() == 1
+                && writer.workerThread().getState() == Thread.State.TIMED_WAITING);
+        assertThat(writer.queue().hasLinked()).as("the writes it lingers for").isTrue();
+        assertThat(provider.turns()).hasSize(1);
+    }
+
+    private List<String> delivered() {
+        return provider.turns().stream().map(Turn::userContent).toList();
+    }
+
+    private static List<String> writes(int count) {
+        return IntStream.rangeClosed(1, count).mapToObj(n -> "w" + n).toList();
+    }
+
+    @Test
+    void aFlushCutsTheLingerShortAndSeesEveryWrite() throws Exception {
+        Writer writer = writer(100);
+        lingerWith(writer, 3);
+
+        assertThat(writer.flush(WAIT_NANOS)).as("flushed within 10 s, not after the 10-minute linger").isTrue();
+        assertThat(delivered()).containsExactlyElementsOf(writes(4));
+    }
+
+    @Test
+    void theDrainCutsTheLingerShort() throws Exception {
+        Writer writer = writer(100);
+        lingerWith(writer, 3);
+
+        Writer.Outcome outcome = writer.drain(System.nanoTime() + WAIT_NANOS);
+
+        assertThat(outcome.delivered()).isEqualTo(4);
+        assertThat(outcome.abandonedIds()).isEmpty();
+        assertThat(outcome.stillRunning()).isZero();
+        assertThat(delivered()).containsExactlyElementsOf(writes(4));
+    }
+
+    @Test
+    void aCallerWaitingForRoomCutsTheLingerShort() throws Exception {
+        Writer writer = writer(4);
+        lingerWith(writer, 4);
+        assertThat(writer.queue().isFull()).isTrue();
+
+        write(writer, 6); // waits for room: the writer takes w2..w5 now, not in ten minutes
+
+        assertThat(writer.flush(WAIT_NANOS)).isTrue();
+        assertThat(delivered()).containsExactlyElementsOf(writes(6));
+    }
+
+    @Test
+    void aTrickleOfWritesIsNotHeldBack() {
+        Writer writer = writer(100);
+        provider.open();
+        write(writer, 1);
+        // Nothing came while w1 was delivered: the writer parks for work instead of lingering.
+        await().atMost(WAIT).until(() -> writer.queue().finished() == 1
+                && writer.workerThread().getState() == Thread.State.TIMED_WAITING);
+
+        write(writer, 2); // wakes the parked writer; a lingering one would not see it for ten minutes
+
+        await().atMost(WAIT).until(() -> provider.turns().size() == 2);
+        assertThat(delivered()).containsExactlyElementsOf(writes(2));
+    }
+}
