@@ -20,14 +20,17 @@ import java.util.function.Supplier;
  * exits once the drain has nothing more for it. {@link Writer}'s design notes give the protocol it
  * follows with the callers and the drain.
  *
- * <p><b>While writes stream in, the writer lingers for a fuller batch.</b> After a batch that was
- * not full, if more writes are linked already, it waits {@link #LINGER_NANOS} before it takes
- * them, unless a flush, the drain or a caller waiting for room needs it sooner. A writer that took each write as
- * soon as it was linked would keep pace with a caller that writes slower than it delivers (as
- * with a spool, whose callers encode each write) and, waking for a few writes at a time, read
- * each write while the caller still writes next to it in memory: both threads then wait for the
- * other's cache lines. A trickle of writes is not delayed: the writer lingers only when writes
- * came while it delivered.
+ * <p><b>While writes stream in, the writer lingers for a fuller batch.</b> Writes stream in when
+ * a batch came less than {@link #LINGER_NANOS} after the writer finished the one before, or when
+ * more writes came while it delivered the batch. Then, after a batch that was not full, the
+ * writer waits up to that time before it takes the next, unless a flush, the drain or a caller
+ * waiting for room needs it sooner. A writer that took each write as soon as it was linked would
+ * keep pace with a caller that writes slower than it delivers (as with a spool, whose callers
+ * encode each write). It would take one write at a time and read each while the caller still
+ * writes next to it in memory, so both threads would wait for the other's cache lines; and it
+ * would park whenever the caller is descheduled, so the caller would pay a system call to wake
+ * it. A trickle of writes is not delayed: each write comes after a pause, and nothing more comes
+ * while it is delivered.
  *
  * <p><b>An idle writer gives its thread up.</b> A writer parked for its keep-alive with nothing
  * queued {@linkplain #retire(List) retires}: it forgets itself as the writer, and the next write
@@ -85,6 +88,7 @@ final class WriteLoop {
     private final long keepAliveNanos;
     /** How long the writer lingers for a fuller batch; 0 never. */
     private final long lingerNanos;
+
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
     /** The spool, told what was finished; null without one. */
@@ -197,6 +201,7 @@ final class WriteLoop {
         } finally {
             claim.lock.unlock();
         }
+        long finishedAt = System.nanoTime() - lingerNanos; // a new writer's first batch comes after a pause
         try {
             for (Next next; (next = awaitWork(batch)) != Next.RETIRE; ) {
                 if (next == Next.BOUNDARY) {
@@ -211,8 +216,10 @@ final class WriteLoop {
                     LockSupport.parkNanos(this, 50_000); // a boundary waits for a write its caller is still linking
                     continue;
                 }
+                boolean afterPause = System.nanoTime() - finishedAt >= lingerNanos;
                 deliver(batch);
-                linger(batch.size());
+                linger(batch.size(), afterPause);
+                finishedAt = System.nanoTime();
             }
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
             synchronized (startLock) {
@@ -227,13 +234,14 @@ final class WriteLoop {
     }
 
     /**
-     * Waits a moment for a fuller batch after one of {@code taken} writes: see the class notes.
-     * The park is not announced, so callers do not wake it; whoever needs the writer sooner makes
-     * {@link Writer#mayLinger} false and {@linkplain #endLinger unparks} it. Any other wake-up (a
-     * caller's unpark left over from before) parks again for the rest of the time.
+     * Waits a moment for a fuller batch after one of {@code taken} writes, which came after a
+     * pause if {@code afterPause}: see the class notes. The park is not announced, so callers do
+     * not wake it; whoever needs the writer sooner makes {@link Writer#mayLinger} false and
+     * {@linkplain #endLinger unparks} it. Any other wake-up (a caller's unpark left over from
+     * before) parks again for the rest of the time.
      */
-    private void linger(int taken) {
-        if (lingerNanos <= 0 || taken >= maxBatchSize || !queue.hasLinked()) {
+    private void linger(int taken, boolean afterPause) {
+        if (lingerNanos <= 0 || taken >= maxBatchSize || afterPause && !queue.hasLinked()) {
             return;
         }
         long end = System.nanoTime() + lingerNanos;

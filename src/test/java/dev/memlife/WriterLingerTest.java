@@ -17,8 +17,9 @@ import org.slf4j.LoggerFactory;
 /**
  * While writes stream in, the writer lingers for a fuller batch after one that was not full
  * ({@link WriteLoop}); a flush, the drain and a caller waiting for room cut the linger short, and
- * a trickle of writes is never held back by it. The writers here linger ten minutes, so a linger
- * that was not cut short fails the test at its ten-second waits instead of passing late.
+ * a write that comes after a pause is not held back by it. The writers here linger ten minutes
+ * (so any write within ten minutes of the last batch counts as streaming in), and a linger that
+ * was not cut short fails the test at its ten-second waits instead of passing late.
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class WriterLingerTest {
@@ -53,10 +54,24 @@ class WriterLingerTest {
             write(writer, n);
         }
         provider.open();
-        await().atMost(WAIT).until(() -> writer.queue().finished() == 1
-                && writer.workerThread().getState() == Thread.State.TIMED_WAITING);
+        awaitLingering(writer, 1);
         assertThat(writer.queue().hasLinked()).as("the writes it lingers for").isTrue();
         assertThat(provider.turns()).hasSize(1);
+    }
+
+    /**
+     * Waits until the writer, having finished {@code finished} writes, lingers: parked without
+     * announcing it (a writer parked for work announces it, so that callers wake it).
+     */
+    private static void awaitLingering(Writer writer, long finished) {
+        await().atMost(WAIT).until(() -> writer.queue().finished() == finished
+                && writer.workerThread().getState() == Thread.State.TIMED_WAITING && !writer.queue().takerParked);
+    }
+
+    /** Waits until the writer, having finished {@code finished} writes, is parked for work. */
+    private static void awaitParkedForWork(Writer writer, long finished) {
+        await().atMost(WAIT).until(() -> writer.queue().finished() == finished
+                && writer.workerThread().getState() == Thread.State.TIMED_WAITING && writer.queue().takerParked);
     }
 
     private List<String> delivered() {
@@ -102,17 +117,32 @@ class WriterLingerTest {
     }
 
     @Test
-    void aTrickleOfWritesIsNotHeldBack() {
+    void aWriteAfterAPauseIsNotHeldBack() {
         Writer writer = writer(100);
         provider.open();
-        write(writer, 1);
+        write(writer, 1); // the first write of a new writer comes after a pause
         // Nothing came while w1 was delivered: the writer parks for work instead of lingering.
-        await().atMost(WAIT).until(() -> writer.queue().finished() == 1
-                && writer.workerThread().getState() == Thread.State.TIMED_WAITING);
+        awaitParkedForWork(writer, 1);
 
         write(writer, 2); // wakes the parked writer; a lingering one would not see it for ten minutes
 
         await().atMost(WAIT).until(() -> provider.turns().size() == 2);
         assertThat(delivered()).containsExactlyElementsOf(writes(2));
+    }
+
+    @Test
+    void aWriteSoonAfterTheLastBatchIsAStreamTheWriterLingersFor() {
+        Writer writer = writer(100);
+        provider.open();
+        write(writer, 1);
+        awaitParkedForWork(writer, 1);
+        write(writer, 2); // within the linger time of w1's batch: writes stream in
+
+        awaitLingering(writer, 2); // though nothing more was linked while w2 was delivered
+        write(writer, 3);
+        assertThat(writer.queue().takerParked).as("a lingering writer is not woken by a write").isFalse();
+
+        assertThat(writer.flush(WAIT_NANOS)).isTrue();
+        assertThat(delivered()).containsExactlyElementsOf(writes(3));
     }
 }
