@@ -88,7 +88,6 @@ final class WriteLoop {
     private final long keepAliveNanos;
     /** How long the writer lingers for a fuller batch; 0 never. */
     private final long lingerNanos;
-
     /** Every provider of the manager, for the writer's standing leases on their gates. */
     private final Supplier<RegisteredProvider[]> providers;
     /** The spool, told what was finished; null without one. */
@@ -168,7 +167,7 @@ final class WriteLoop {
     void endLinger() {
         Thread w = worker;
         if (w != null) {
-            LockSupport.unpark(w); // harmless if it is not gathering: a park that returns at once looks again
+            LockSupport.unpark(w); // harmless if it is not lingering: a park that returns at once looks again
         }
     }
 
