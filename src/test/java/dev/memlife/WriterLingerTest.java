@@ -7,9 +7,11 @@ import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import dev.memlife.testing.GatedProvider;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.LoggerFactory;
@@ -32,10 +34,27 @@ class WriterLingerTest {
     private final GatedProvider provider = new GatedProvider("gated", t -> t.userContent().equals("w1"));
     private final RegisteredProvider[] route = {new RegisteredProvider(provider, provider.name(), true)};
 
+    private final List<Writer> made = new ArrayList<>();
+
     private Writer writer(int capacity) {
-        return new Writer("linger", "l", capacity, 16, Long.MAX_VALUE, LINGER, Threads.named("linger-writer"),
+        Writer w = new Writer("linger", "l", capacity, 16, Long.MAX_VALUE, LINGER, Threads.named("linger-writer"),
                 Ticker.system(), new ThrottledLog(LoggerFactory.getLogger(WriterLingerTest.class)),
                 new ProviderCalls("linger"), () -> route, null);
+        made.add(w);
+        return w;
+    }
+
+    /** Drains each writer a test made, so no writer thread outlives its test, lingering or parked. */
+    @AfterEach
+    void drainWriters() {
+        provider.open();
+        for (Writer w : made) {
+            w.drain(System.nanoTime() + WAIT_NANOS);
+            Thread t = w.workerThread();
+            if (t != null) {
+                await().atMost(WAIT).until(() -> !t.isAlive());
+            }
+        }
     }
 
     private void write(Writer writer, int n) {
