@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * A spool's segment files on disk and its delivery mark: this run's segment being written, the
  * sealed ones before it, each commit written and forced into them, and the segments the mark has
  * passed deleted. Not thread-safe: the spool uses it under its commit lock (only {@link #count}
- * may be read anywhere).
+ * and {@link #markTried} may be read anywhere).
  */
 final class SpoolSegments {
 
