@@ -1,5 +1,6 @@
 package dev.memlife;
 
+import dev.memlife.internal.LeadingPadding;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
@@ -192,18 +193,10 @@ final class TurnQueue extends TurnQueueTakerEnd {
 }
 
 /**
- * Padding: keeps the callers' fields off the cache line of whatever precedes the queue in the
- * heap. The classes form a chain because the JVM lays out a superclass's fields before its
- * subclass's, which is the only field order it promises.
+ * What callers write on every write; the padding before it keeps these fields off the cache line
+ * of whatever precedes the queue in the heap.
  */
-abstract class TurnQueuePadBefore {
-    /** Fills the gap after a compressed object header, where the JVM would otherwise put a later field. */
-    int headerGap;
-    long p00, p01, p02, p03, p04, p05, p06, p07;
-}
-
-/** What callers write on every write. */
-abstract class TurnQueueCallerEnd extends TurnQueuePadBefore {
+abstract class TurnQueueCallerEnd extends LeadingPadding {
     /** Reservations so far, plus the closed flag once closed. */
     volatile long word;
     /** Reservations may go up to here without reading {@code taken}; refreshed by callers. */

@@ -1,5 +1,6 @@
 package dev.memlife.spool;
 
+import dev.memlife.internal.LeadingPadding;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -75,19 +76,8 @@ final class DeliveredSoFar extends DeliveredSoFarFields {
     }
 }
 
-/**
- * Padding: keeps the fields off the cache line of whatever precedes the object in the heap. The
- * classes form a chain because the JVM lays out a superclass's fields before its subclass's,
- * which is the only field order it promises.
- */
-abstract class DeliveredSoFarPad {
-    /** Fills the gap after a compressed object header, where the JVM would otherwise put a later field. */
-    int headerGap;
-    long p00, p01, p02, p03, p04, p05, p06, p07;
-}
-
-/** What the writer writes on every write finished. */
-abstract class DeliveredSoFarFields extends DeliveredSoFarPad {
+/** What the writer writes on every write finished, after padding against what precedes it. */
+abstract class DeliveredSoFarFields extends LeadingPadding {
     /** Written by the writer only, with release stores. */
     volatile long position;
     /** Written by the writer only, with release stores. */
