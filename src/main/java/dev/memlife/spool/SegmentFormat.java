@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 
@@ -35,6 +34,8 @@ final class SegmentFormat {
     static final int RECORD_OVERHEAD = 8;
     /** The largest payload a record may hold; a length beyond it is corruption. */
     static final int MAX_PAYLOAD = 16 * 1024 * 1024;
+    /** The most of a damaged segment held at once while looking past the damage. */
+    private static final int MAX_HELD = Integer.MAX_VALUE - 16;
 
     private SegmentFormat() {}
 
@@ -100,52 +101,8 @@ final class SegmentFormat {
         b[at + 3] = (byte) v;
     }
 
-    private static int checksum(int length, byte[] bytes, int from, int count) {
-        CRC32C crc = new CRC32C();
-        crc.update(ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN).putInt(length).array());
-        crc.update(bytes, from, count);
-        return (int) crc.getValue();
-    }
-
-    /**
-     * A record read back: where it starts in the segment, and its payload's length; the payload
-     * is in the segment's bytes ({@link Contents#payload}), not copied out of them.
-     */
-    record Entry(int offset, int length) {
-        /** {@return where the payload starts in the segment} */
-        int payloadOffset() {
-            return offset + RECORD_OVERHEAD;
-        }
-
-        /** {@return where the record ends in the segment: where the next one starts} */
-        int end() {
-            return offset + RECORD_OVERHEAD + length;
-        }
-    }
-
     /** Bytes that could not be read as a record, from {@code offset} for {@code length} bytes. */
     record Corruption(long offset, long length, String reason) {}
-
-    /**
-     * What a segment holds.
-     *
-     * @param idPrefix the write-id prefix in its header
-     * @param headerLength the header's length: where the first record starts
-     * @param entries the records that checked, in order
-     * @param corrupt the damaged stretches in the middle, skipped
-     * @param validLength the length to keep: up to the end of the last record that checked (the
-     *     segment is cut back to it when its tail is torn)
-     * @param tornTailBytes bytes after {@code validLength} that are not a whole record; 0 if none
-     * @param bytes the segment's bytes, which hold the entries' payloads
-     */
-    record Contents(String idPrefix, int headerLength, List<Entry> entries, List<Corruption> corrupt,
-            long validLength, long tornTailBytes, byte[] bytes) {
-
-        /** {@return a copy of an entry's payload} */
-        byte[] payload(Entry e) {
-            return Arrays.copyOfRange(bytes, e.payloadOffset(), e.end());
-        }
-    }
 
     /** Thrown for a segment this code must not read: not a segment, or a newer format. */
     static final class UnreadableSegmentException extends IllegalStateException {
@@ -157,53 +114,98 @@ final class SegmentFormat {
     }
 
     /**
-     * Whether {@code bytes} are a header cut short: a segment whose creation a crash interrupted
+     * Whether the segment {@code in} is a header cut short: a segment whose creation a crash interrupted
      * before its header was on disk (the spool forces the header before any record goes in, so
      * such a segment holds no write). Empty, or shorter than the header it announces, and what is
      * there is the start of a header: the magic as far as it goes, or zeros (a file whose size
      * reached the disk before its data).
      */
-    static boolean isTornHeader(byte[] bytes) {
-        if (bytes.length >= HEADER_FIXED_BYTES + 0xFFFF) {
+    static boolean isTornHeader(SegmentWindow in) {
+        if (in.size() >= HEADER_FIXED_BYTES + 0xFFFF) {
             return false; // longer than any header: a segment, whole or damaged, not a header cut short
         }
-        if (allZeros(bytes)) {
+        int length = (int) in.size();
+        in.load(0, length);
+        return isTornHeader(in.array(), in.index(0), length);
+    }
+
+    /** {@link #isTornHeader(SegmentWindow)} for the {@code length} bytes at {@code from}. */
+    private static boolean isTornHeader(byte[] bytes, int from, int length) {
+        if (allZeros(bytes, from, length)) {
             return true;
         }
         byte[] magic = ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).array();
-        for (int i = 0; i < Math.min(4, bytes.length); i++) {
-            if (bytes[i] != magic[i]) {
+        for (int i = 0; i < Math.min(4, length); i++) {
+            if (bytes[from + i] != magic[i]) {
                 return false;
             }
         }
-        if (bytes.length < HEADER_FIXED_BYTES) {
+        if (length < HEADER_FIXED_BYTES) {
             return true;
         }
-        int prefixLength = Short.toUnsignedInt(ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN).getShort(8));
-        return bytes.length < HEADER_FIXED_BYTES + prefixLength;
+        int prefixLength = (bytes[from + 8] & 0xFF) << 8 | bytes[from + 9] & 0xFF;
+        return length < HEADER_FIXED_BYTES + prefixLength;
     }
 
-    private static boolean allZeros(byte[] bytes) {
-        for (byte b : bytes) {
-            if (b != 0) {
+    private static boolean allZeros(byte[] bytes, int from, int length) {
+        for (int i = from; i < from + length; i++) {
+            if (bytes[i] != 0) {
                 return false;
             }
         }
         return true;
     }
 
+    /** Told of a segment's header, then of each record that checks, in order, as it is read. */
+    @FunctionalInterface
+    interface RecordVisitor {
+        /**
+         * The segment's header, before any record.
+         *
+         * @param idPrefix the write-id prefix in it
+         */
+        default void header(String idPrefix) {}
+
+        /**
+         * One record that checks; its payload is readable in {@code bytes} only during this call.
+         *
+         * @param offset where the record starts in the segment
+         * @param bytes the bytes holding the payload
+         * @param payloadAt where the payload starts in {@code bytes}
+         * @param length the payload's length
+         * @return whether to read on; false stops the reading here
+         */
+        boolean record(long offset, byte[] bytes, int payloadAt, int length);
+    }
+
     /**
-     * Reads a whole segment.
+     * What reading a segment found besides its records.
+     *
+     * @param idPrefix the write-id prefix in its header
+     * @param records the records that checked (up to where the reading stopped)
+     * @param corrupt the damaged stretches in the middle, skipped
+     * @param validLength the length to keep: up to the end of the last record that checked
+     * @param tornTailBytes bytes after {@code validLength} that are not a whole record; 0 if none
+     *     (or if the visitor stopped the reading)
+     */
+    record Summary(String idPrefix, long records, List<Corruption> corrupt, long validLength, long tornTailBytes) {}
+
+    /**
+     * Reads a segment record by record, through {@code in}: a clean segment in bounded memory (a
+     * record at a time, see {@link SegmentWindow}). From the first damaged stretch on, it holds
+     * the rest of the segment, to look for the next record that checks.
      *
      * @param name the segment's name, for the errors
-     * @param bytes its bytes
-     * @return its records, its damaged stretches and its torn tail
+     * @param in the segment's bytes, from its start
+     * @param visitor told of each record that checks, in order
+     * @return the header's prefix, the damaged stretches and the torn tail
      * @throws UnreadableSegmentException if it has no header, another magic, or a newer version
+     * @throws java.io.UncheckedIOException if the segment cannot be read
      */
-    static Contents read(String name, byte[] bytes) {
-        ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
-        if (bytes.length < HEADER_FIXED_BYTES) {
-            throw new UnreadableSegmentException("spool segment " + name + " is " + bytes.length
+    static Summary read(String name, SegmentWindow in, RecordVisitor visitor) {
+        long size = in.size();
+        if (!in.load(0, HEADER_FIXED_BYTES)) {
+            throw new UnreadableSegmentException("spool segment " + name + " is " + size
                     + " bytes long, shorter than its header");
         }
         int magic = in.getInt(0);
@@ -216,67 +218,80 @@ final class SegmentFormat {
             throw new UnreadableSegmentException("spool segment " + name + " was written by a newer memlife (format "
                     + "version " + version + "; this one reads up to " + VERSION + "): upgrade memlife to replay it");
         }
-        int prefixLength = Short.toUnsignedInt(in.getShort(8));
+        int prefixLength = (in.array()[in.index(8)] & 0xFF) << 8 | in.array()[in.index(9)] & 0xFF;
         int headerLength = HEADER_FIXED_BYTES + prefixLength;
-        if (bytes.length < headerLength) {
-            throw new UnreadableSegmentException("spool segment " + name + " is " + bytes.length
+        if (!in.load(0, headerLength)) {
+            throw new UnreadableSegmentException("spool segment " + name + " is " + size
                     + " bytes long, shorter than its " + headerLength + "-byte header");
         }
-        String idPrefix = new String(bytes, HEADER_FIXED_BYTES, prefixLength, StandardCharsets.UTF_8);
-        List<Entry> entries = new ArrayList<>();
+        String idPrefix = new String(in.array(), in.index(HEADER_FIXED_BYTES), prefixLength, StandardCharsets.UTF_8);
+        visitor.header(idPrefix);
+        CRC32C crc = new CRC32C();
         List<Corruption> corrupt = new ArrayList<>();
+        long records = 0;
         long validEnd = headerLength;
-        int at = headerLength;
-        while (at < bytes.length) {
-            int size = checkedSize(bytes, in, at);
-            if (size >= 0) {
-                entries.add(new Entry(at, size));
-                at += RECORD_OVERHEAD + size;
-                validEnd = at;
+        long at = headerLength;
+        while (at < size) {
+            int length = checkedLength(in, at, crc);
+            if (length >= 0) {
+                records++;
+                validEnd = at + RECORD_OVERHEAD + length;
+                if (!visitor.record(at, in.array(), in.index(at) + RECORD_OVERHEAD, length)) {
+                    return new Summary(idPrefix, records, corrupt, validEnd, 0);
+                }
+                at = validEnd;
                 continue;
             }
-            int next = nextRecord(bytes, in, at + 1);
+            String reason = reason(in, at);
+            in.load(at, (int) Math.min(size - at, MAX_HELD)); // rare: damage; hold the rest to search it
+            long next = nextRecord(in, at + 1, crc);
             if (next < 0) {
                 break; // nothing checks after it: a torn tail
             }
-            corrupt.add(new Corruption(at, next - at, reason(bytes, in, at)));
+            corrupt.add(new Corruption(at, next - at, reason));
             at = next;
         }
-        return new Contents(idPrefix, headerLength, entries, corrupt, validEnd, bytes.length - validEnd, bytes);
+        return new Summary(idPrefix, records, corrupt, validEnd, size - validEnd);
     }
 
-    /** The payload size of a record that checks at {@code at}; -1 if none does. */
-    private static int checkedSize(byte[] bytes, ByteBuffer in, int at) {
-        if (bytes.length - at < RECORD_OVERHEAD) {
+    /** The payload length of a record that checks at {@code at}; -1 if none does. */
+    private static int checkedLength(SegmentWindow in, long at, CRC32C crc) {
+        if (!in.load(at, RECORD_OVERHEAD)) {
             return -1;
         }
-        int size = in.getInt(at);
-        if (size < 0 || size > MAX_PAYLOAD || size > bytes.length - at - RECORD_OVERHEAD) {
+        int length = in.getInt(at);
+        if (length < 0 || length > MAX_PAYLOAD || length > in.size() - at - RECORD_OVERHEAD) {
             return -1;
         }
-        return checksum(size, bytes, at + RECORD_OVERHEAD, size) == in.getInt(at + 4) ? size : -1;
+        in.load(at, RECORD_OVERHEAD + length);
+        byte[] bytes = in.array();
+        int i = in.index(at);
+        crc.reset();
+        crc.update(bytes, i, 4); // the length, big-endian, as sealed
+        crc.update(bytes, i + RECORD_OVERHEAD, length);
+        return (int) crc.getValue() == in.getInt(at + 4) ? length : -1;
     }
 
     /** The first offset from {@code from} where a record checks; -1 if there is none. */
-    private static int nextRecord(byte[] bytes, ByteBuffer in, int from) {
-        for (int at = from; at <= bytes.length - RECORD_OVERHEAD; at++) {
-            if (checkedSize(bytes, in, at) >= 0) {
+    private static long nextRecord(SegmentWindow in, long from, CRC32C crc) {
+        for (long at = from; at <= in.size() - RECORD_OVERHEAD; at++) {
+            if (checkedLength(in, at, crc) >= 0) {
                 return at;
             }
         }
         return -1;
     }
 
-    private static String reason(byte[] bytes, ByteBuffer in, int at) {
-        if (bytes.length - at < RECORD_OVERHEAD) {
+    private static String reason(SegmentWindow in, long at) {
+        if (!in.load(at, RECORD_OVERHEAD)) {
             return "a record header cut short";
         }
-        int size = in.getInt(at);
-        if (size < 0 || size > MAX_PAYLOAD) {
-            return "an impossible length " + size;
+        int length = in.getInt(at);
+        if (length < 0 || length > MAX_PAYLOAD) {
+            return "an impossible length " + length;
         }
-        if (size > bytes.length - at - RECORD_OVERHEAD) {
-            return "a length " + size + " past the end of the segment";
+        if (length > in.size() - at - RECORD_OVERHEAD) {
+            return "a length " + length + " past the end of the segment";
         }
         return "a checksum that does not match";
     }

@@ -2,9 +2,7 @@ package dev.memlife.spool;
 
 import static dev.memlife.spool.SpoolFiles.LOCK_FILE;
 import static dev.memlife.spool.SpoolFiles.OFFSET_MASK;
-import static dev.memlife.spool.SpoolFiles.end;
 import static dev.memlife.spool.SpoolFiles.failedPath;
-import static dev.memlife.spool.SpoolFiles.read;
 import static dev.memlife.spool.SpoolFiles.segmentPath;
 import static java.util.Objects.requireNonNull;
 
@@ -12,7 +10,6 @@ import dev.memlife.SpoolFigures;
 import dev.memlife.Turn;
 import dev.memlife.WriteAheadLog;
 import dev.memlife.internal.Events;
-import dev.memlife.spool.SegmentFormat.Contents;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -516,31 +513,13 @@ public final class Spool implements WriteAheadLog {
             }
             replayDone = true;
         }
-        long n = 0;
+        SegmentReplay fromSegments = new SegmentReplay(dir, found.mark, into, replayed, corrupt);
         for (long number : found.segments.keySet()) {
-            Path file = segmentPath(dir, number);
-            Contents c = read(file);
-            for (SegmentFormat.Entry e : c.entries()) {
-                long end = end(number, e);
-                if (end <= found.mark) {
-                    continue;
-                }
-                Turn turn;
-                try {
-                    turn = SpoolRecord.decode(c.idPrefix(), c.bytes(), e.payloadOffset(), e.length());
-                } catch (IllegalArgumentException bad) {
-                    corrupt.incrementAndGet();
-                    LOG.warn("spool {}: the record at offset {} of {} passed its checksum but is not a write ({}); "
-                            + "skipped", dir, e.offset(), file.getFileName(), bad.getMessage());
-                    continue;
-                }
-                if (!into.accept(turn, end)) {
-                    return n; // the manager is shutting down: the rest stays for the next start
-                }
-                n++;
-                replayed.incrementAndGet();
+            if (!fromSegments.replay(number)) {
+                return fromSegments.replayed(); // the manager is shutting down: the rest stays for the next start
             }
         }
+        long n = fromSegments.replayed();
         for (int i = 0; i < carried.size(); i++) { // failed writes of earlier runs, after the earlier segments
             if (!into.accept(found.failedEarlier.get(i), carried.get(i))) {
                 return n;

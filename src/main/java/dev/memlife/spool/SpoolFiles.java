@@ -1,6 +1,6 @@
 package dev.memlife.spool;
 
-import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.spool.SegmentFormat.Summary;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -45,11 +45,6 @@ final class SpoolFiles {
         return position & OFFSET_MASK;
     }
 
-    /** The position just past an entry's record. */
-    static long end(long segment, SegmentFormat.Entry e) {
-        return position(segment, e.end());
-    }
-
     static Path segmentPath(Path dir, long number) {
         return dir.resolve(String.format("%020d", number) + SEGMENT_SUFFIX);
     }
@@ -92,19 +87,18 @@ final class SpoolFiles {
     }
 
     /**
-     * Reads a whole segment.
+     * Reads a segment file record by record, in bounded memory (see {@link SegmentFormat#read(String,
+     * SegmentWindow, SegmentFormat.RecordVisitor)}).
      *
+     * @return what it found; null if it is a header a crash cut short ({@link
+     *     SegmentFormat#isTornHeader}), which holds no write
+     * @throws IOException if it cannot be opened
+     * @throws UncheckedIOException if it cannot be read
      * @throws IllegalStateException if it is not a segment or a newer format wrote it
      */
-    static Contents read(Path file) {
-        return SegmentFormat.read(file.toString(), readBytes(file));
-    }
-
-    static byte[] readBytes(Path file) {
-        try {
-            return Files.readAllBytes(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not read spool segment " + file, e);
+    static Summary read(Path file, SegmentFormat.RecordVisitor visitor) throws IOException {
+        try (SegmentWindow in = SegmentWindow.open(file)) {
+            return SegmentFormat.isTornHeader(in) ? null : SegmentFormat.read(file.toString(), in, visitor);
         }
     }
 }

@@ -2,7 +2,7 @@ package dev.memlife.spool;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.spool.SegmentFormat.Summary;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -115,9 +115,8 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         long failed = 0;
         for (Path file : SpoolFiles.filesEndingWith(dir, SpoolFiles.FAILED_SUFFIX)) {
             try {
-                byte[] content = Files.readAllBytes(file);
-                failed += SegmentFormat.isTornHeader(content) ? 0
-                        : SegmentFormat.read(file.toString(), content).entries().size();
+                Summary c = SpoolFiles.read(file, (offset, bytes, payloadAt, length) -> true);
+                failed += c == null ? 0 : c.records();
             } catch (NoSuchFileException e) {
                 // carried into a segment and deleted by a starting manager while this looked
             } catch (IOException e) {
@@ -143,14 +142,19 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         Path path = SpoolFiles.segmentPath(dir, number);
         String name = path.getFileName().toString();
         long size;
-        Contents c;
+        Summary c;
+        long[] pending = {0};
+        long[] oldest = {-1};
         try {
-            byte[] content = Files.readAllBytes(path);
-            size = content.length;
-            if (SegmentFormat.isTornHeader(content)) {
-                return new Segment(name, number, "", size, 0, 0, Optional.empty(), List.of(), size, Optional.empty());
-            }
-            c = SegmentFormat.read(path.toString(), content);
+            size = Files.size(path);
+            c = SpoolFiles.read(path, (offset, bytes, payloadAt, length) -> {
+                if (SpoolFiles.position(number, offset + SegmentFormat.RECORD_OVERHEAD + length) > mark) {
+                    if (pending[0]++ == 0) {
+                        oldest[0] = SpoolRecord.acceptedAtMillis(bytes, payloadAt, length);
+                    }
+                }
+                return true;
+            });
         } catch (NoSuchFileException e) {
             return null; // delivered and deleted by the running spool while this looked
         } catch (IOException e) {
@@ -159,19 +163,13 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
             return new Segment(name, number, "", 0, 0, 0, Optional.empty(), List.of(), 0,
                     Optional.of(e.getMessage()));
         }
-        long pending = 0;
-        Instant oldest = null;
-        for (SegmentFormat.Entry e : c.entries()) {
-            if (SpoolFiles.end(number, e) > mark) {
-                pending++;
-                if (oldest == null) {
-                    oldest = Instant.ofEpochMilli(SpoolRecord.acceptedAtMillis(c.bytes(), e.payloadOffset(), e.length()));
-                }
-            }
+        if (c == null) {
+            return new Segment(name, number, "", size, 0, 0, Optional.empty(), List.of(), size, Optional.empty());
         }
         List<Damage> damage = c.corrupt().stream().map(d -> new Damage(d.offset(), d.length(), d.reason())).toList();
-        return new Segment(name, number, c.idPrefix(), size, c.entries().size(), pending, Optional.ofNullable(oldest),
-                damage, c.tornTailBytes(), Optional.empty());
+        return new Segment(name, number, c.idPrefix(), size, c.records(), pending[0],
+                pending[0] == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(oldest[0])), damage,
+                c.tornTailBytes(), Optional.empty());
     }
 
     /**

@@ -3,8 +3,8 @@ package dev.memlife.spool;
 import static dev.memlife.spool.SpoolFiles.FAILED_SUFFIX;
 
 import dev.memlife.Turn;
-import dev.memlife.spool.SegmentFormat.Contents;
 import dev.memlife.spool.SegmentFormat.Corruption;
+import dev.memlife.spool.SegmentFormat.Summary;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -52,40 +52,43 @@ final class SpoolScan {
         for (long number : SpoolFiles.segmentNumbers(dir)) {
             last = Math.max(last, number);
             Path file = SpoolFiles.segmentPath(dir, number);
-            byte[] content = Files.readAllBytes(file);
-            if (SegmentFormat.isTornHeader(content)) {
+            long[] undelivered = {0};
+            Summary c = SpoolFiles.read(file, (offset, bytes, payloadAt, length) -> {
+                if (SpoolFiles.position(number, offset + SegmentFormat.RECORD_OVERHEAD + length) > mark) {
+                    undelivered[0]++;
+                }
+                return true;
+            });
+            if (c == null) {
+                long size = Files.size(file);
                 LOG.warn("spool {}: segment {} is {} bytes, a header a crash cut short (it holds no write); deleted",
-                        dir, file.getFileName(), content.length);
-                torn += content.length;
+                        dir, file.getFileName(), size);
+                torn += size;
                 Files.delete(file);
                 deleted = true;
                 continue;
             }
-            Contents c = SegmentFormat.read(file.toString(), content);
             torn += cutTornTail(dir, file, c);
             damaged += report(dir, file, c.corrupt());
-            long undelivered = c.entries().stream().filter(e -> SpoolFiles.end(number, e) > mark).count();
-            if (undelivered == 0) {
+            if (undelivered[0] == 0) {
                 Files.delete(file); // every write in it was delivered
                 deleted = true;
                 continue;
             }
-            pendingFound += undelivered;
+            pendingFound += undelivered[0];
             segments.put(number, c.validLength());
         }
         if (deleted) {
             SegmentFile.forceDirectory(dir);
         }
         for (Path file : SpoolFiles.filesEndingWith(dir, FAILED_SUFFIX)) {
-            byte[] content = Files.readAllBytes(file);
             failedFiles.add(file);
-            if (SegmentFormat.isTornHeader(content)) {
-                continue;
-            }
-            Contents c = SegmentFormat.read(file.toString(), content);
-            damaged += report(dir, file, c.corrupt());
-            for (SegmentFormat.Entry e : c.entries()) {
-                failedEarlier.add(SpoolRecord.decode("", content, e.payloadOffset(), e.length()));
+            Summary c = SpoolFiles.read(file, (offset, bytes, payloadAt, length) -> {
+                failedEarlier.add(SpoolRecord.decode("", bytes, payloadAt, length));
+                return true;
+            });
+            if (c != null) {
+                damaged += report(dir, file, c.corrupt());
             }
             last = Math.max(last, SpoolFiles.number(file, FAILED_SUFFIX));
         }
@@ -110,7 +113,7 @@ final class SpoolScan {
         return segments.values().stream().mapToLong(Long::longValue).sum();
     }
 
-    private static long cutTornTail(Path dir, Path file, Contents c) throws IOException {
+    private static long cutTornTail(Path dir, Path file, Summary c) throws IOException {
         if (c.tornTailBytes() == 0) {
             return 0;
         }

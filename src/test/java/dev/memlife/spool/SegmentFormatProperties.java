@@ -2,11 +2,14 @@ package dev.memlife.spool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.spool.SegmentBytes.Contents;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -15,7 +18,8 @@ import net.jqwik.api.constraints.StringLength;
 
 /**
  * Properties of {@link SegmentFormat} over random records: a cut anywhere keeps exactly the whole
- * records before it; garbage written over one record loses that record and no other.
+ * records before it; garbage written over one record loses that record and no other; and a
+ * segment read from its file through a small window finds exactly what reading it whole finds.
  */
 class SegmentFormatProperties {
 
@@ -29,7 +33,7 @@ class SegmentFormatProperties {
             @ForAll @IntRange(min = 0, max = 100_000) int cutSeed) {
         byte[] whole = SegmentFormatTest.segment(records);
         int cut = SegmentFormatTest.H + cutSeed % (whole.length - SegmentFormatTest.H + 1);
-        Contents c = SegmentFormat.read("s", Arrays.copyOf(whole, cut));
+        Contents c = SegmentBytes.read("s", Arrays.copyOf(whole, cut));
 
         int end = SegmentFormatTest.H;
         int kept = 0;
@@ -57,12 +61,59 @@ class SegmentFormatProperties {
             at += size(records.get(i));
         }
         Arrays.fill(bytes, at + 4, at + size(records.get(victim)), garbage == 0 ? 1 : garbage); // checksum and payload
-        Contents c = SegmentFormat.read("s", bytes);
+        Contents c = SegmentBytes.read("s", bytes);
 
         List<String> expected = new ArrayList<>(records);
         expected.remove(victim);
         assertThat(SegmentFormatTest.payloads(c)).containsExactlyElementsOf(expected);
         assertThat(c.corrupt()).extracting(SegmentFormat.Corruption::offset).containsExactly((long) at);
         assertThat(c.validLength()).isEqualTo(bytes.length);
+    }
+
+    @Property(tries = 200)
+    void aFileReadThroughASmallWindowFindsWhatTheWholeBytesHold(
+            @ForAll @Size(min = 1, max = 30) List<@IntRange(min = 0, max = 700) Integer> payloadSizes,
+            @ForAll @IntRange(min = 16, max = 600) int chunk,
+            @ForAll @IntRange(min = 0, max = 1_000_000) int damageSeed,
+            @ForAll @IntRange(min = 0, max = 3) int damages,
+            @ForAll boolean torn) throws Exception {
+        List<String> records = payloadSizes.stream().map(n -> "r".repeat(n)).toList();
+        byte[] bytes = SegmentFormatTest.segment(records);
+        Random rnd = new Random(damageSeed);
+        for (int i = 0; i < damages; i++) { // bytes flipped anywhere after the header
+            bytes[SegmentFormatTest.H + rnd.nextInt(bytes.length - SegmentFormatTest.H)] ^= (byte) (1 + rnd.nextInt(255));
+        }
+        if (torn) {
+            bytes = Arrays.copyOf(bytes, SegmentFormatTest.H + rnd.nextInt(bytes.length - SegmentFormatTest.H + 1));
+        }
+        Contents whole = SegmentBytes.read("s", bytes);
+        Path file = Files.createTempFile("memlife-window", ".seg");
+        try {
+            Files.write(file, bytes);
+            List<String> seen = new ArrayList<>();
+            List<Long> offsets = new ArrayList<>();
+            SegmentFormat.Summary read;
+            try (SegmentWindow in = SegmentWindow.open(file, chunk)) {
+                read = SegmentFormat.read("s", in, (offset, b, payloadAt, length) -> {
+                    offsets.add(offset);
+                    seen.add(new String(b, payloadAt, length, StandardCharsets.UTF_8));
+                    return true;
+                });
+                int largest = payloadSizes.stream().mapToInt(Integer::intValue).max().orElse(0);
+                if (damages == 0) { // read a chunk or a record at a time (a torn tail is less than one record)
+                    assertThat(in.capacity()).isLessThanOrEqualTo(
+                            Math.max(Math.max(chunk, SegmentFormatTest.H), largest + SegmentFormat.RECORD_OVERHEAD));
+                }
+            }
+            assertThat(seen).containsExactlyElementsOf(SegmentFormatTest.payloads(whole));
+            assertThat(offsets).containsExactlyElementsOf(
+                    whole.entries().stream().map(e -> (long) e.offset()).toList());
+            assertThat(read.corrupt()).isEqualTo(whole.corrupt());
+            assertThat(read.validLength()).isEqualTo(whole.validLength());
+            assertThat(read.tornTailBytes()).isEqualTo(whole.tornTailBytes());
+            assertThat(read.records()).isEqualTo(whole.entries().size());
+        } finally {
+            Files.delete(file);
+        }
     }
 }

@@ -3,8 +3,8 @@ package dev.memlife.spool;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.memlife.spool.SegmentFormat.Contents;
-import dev.memlife.spool.SegmentFormat.Entry;
+import dev.memlife.spool.SegmentBytes.Contents;
+import dev.memlife.spool.SegmentBytes.Entry;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -35,7 +35,7 @@ class SegmentFormatTest {
     @Test
     void recordsReadBackExactlyInOrderWithTheirOffsets() {
         byte[] bytes = segment(List.of("one", "", "three"));
-        Contents c = SegmentFormat.read("s-1", bytes);
+        Contents c = SegmentBytes.read("s-1", bytes);
         assertThat(c.idPrefix()).isEqualTo("test-prefix");
         assertThat(c.headerLength()).isEqualTo(H);
         assertThat(payloads(c)).containsExactly("one", "", "three");
@@ -50,7 +50,7 @@ class SegmentFormatTest {
         byte[] whole = segment(List.of("one", "two", "three"));
         for (int cut = 1; cut < 8 + 5; cut++) {
             byte[] torn = Arrays.copyOf(whole, whole.length - cut);
-            Contents c = SegmentFormat.read("s-1", torn);
+            Contents c = SegmentBytes.read("s-1", torn);
             assertThat(payloads(c)).as("cut %d bytes", cut).containsExactly("one", "two");
             assertThat(c.validLength()).isEqualTo(H + 11 + 11);
             assertThat(c.tornTailBytes()).isEqualTo(torn.length - (H + 22));
@@ -63,7 +63,7 @@ class SegmentFormatTest {
         byte[] bytes = segment(List.of("first", "second", "third"));
         int second = H + 8 + 5;
         bytes[second + 8 + 2] ^= 0x40; // a bit flipped in the payload of "second"
-        Contents c = SegmentFormat.read("s-1", bytes);
+        Contents c = SegmentBytes.read("s-1", bytes);
         assertThat(payloads(c)).containsExactly("first", "third");
         assertThat(c.corrupt()).hasSize(1);
         assertThat(c.corrupt().get(0).offset()).isEqualTo(second);
@@ -77,7 +77,7 @@ class SegmentFormatTest {
         byte[] bytes = segment(List.of("first", "second", "third"));
         int second = H + 8 + 5;
         bytes[second + 3] = 2; // "second" now claims 2 bytes: the checksum covers the length
-        Contents c = SegmentFormat.read("s-1", bytes);
+        Contents c = SegmentBytes.read("s-1", bytes);
         assertThat(payloads(c)).containsExactly("first", "third");
         assertThat(c.corrupt()).extracting(SegmentFormat.Corruption::offset).containsExactly((long) second);
     }
@@ -86,13 +86,13 @@ class SegmentFormatTest {
     void aSegmentOfANewerFormatOrNotASegmentIsRefusedByName() {
         byte[] newer = segment(List.of("x"));
         newer[7] = 2;
-        assertThatThrownBy(() -> SegmentFormat.read("spool/00000007.seg", newer))
+        assertThatThrownBy(() -> SegmentBytes.read("spool/00000007.seg", newer))
                 .isInstanceOf(SegmentFormat.UnreadableSegmentException.class)
                 .hasMessageContaining("spool/00000007.seg").hasMessageContaining("newer memlife")
                 .hasMessageContaining("version 2");
-        assertThatThrownBy(() -> SegmentFormat.read("notes.txt", "hello world".getBytes(StandardCharsets.UTF_8)))
+        assertThatThrownBy(() -> SegmentBytes.read("notes.txt", "hello world".getBytes(StandardCharsets.UTF_8)))
                 .hasMessageContaining("not a memlife spool segment");
-        assertThatThrownBy(() -> SegmentFormat.read("empty", new byte[3])).hasMessageContaining("header");
+        assertThatThrownBy(() -> SegmentBytes.read("empty", new byte[3])).hasMessageContaining("header");
     }
 
     @Test

@@ -3,8 +3,8 @@ package dev.memlife.spool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.memlife.Turn;
-import dev.memlife.spool.SegmentFormat.Contents;
-import dev.memlife.spool.SegmentFormat.Entry;
+import dev.memlife.spool.SegmentBytes.Contents;
+import dev.memlife.spool.SegmentBytes.Entry;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -289,7 +289,7 @@ class SpoolCrashProcessTest {
         List<Path> segments = SpoolTest.segments(spoolDir);
         assertThat(segments).as("segments after the kill").isNotEmpty();
         Path last = segments.get(segments.size() - 1);
-        Contents contents = SpoolFiles.read(last);
+        Contents contents = SegmentBytes.read(last);
         long lastConfirmedEnd = contents.headerLength();
         for (Entry e : contents.entries()) {
             Turn turn = SpoolRecord.decode(contents.idPrefix(), contents.payload(e));

@@ -63,7 +63,7 @@ class SpoolRecordTest {
         byte[] encoded = SpoolRecord.encode(turn);
         byte[] record = Arrays.copyOf(encoded, SpoolRecord.length(encoded));
         SpoolRecord.seal(record, 0, record.length, 7, 99, new CRC32C());
-        SegmentFormat.Contents c = SegmentFormat.read("s", concat(SegmentFormat.header("p"), record));
+        SegmentBytes.Contents c = SegmentBytes.read("s", concat(SegmentFormat.header("p"), record));
         Turn back = SpoolRecord.decode(c.idPrefix(), c.payload(c.entries().get(0)));
         assertThat(back.writeId()).isEqualTo("p:7");
         assertThat(back.sessionId()).isEqualTo(roundTrip(session));
@@ -83,7 +83,7 @@ class SpoolRecordTest {
         assertThat(third.length).isLessThanOrEqualTo(SpoolRecord.SCRATCH_KEPT);
         byte[] record = Arrays.copyOf(third, SpoolRecord.length(third));
         SpoolRecord.seal(record, 0, record.length, 1, 2, new CRC32C());
-        SegmentFormat.Contents c = SegmentFormat.read("s", concat(SegmentFormat.header("p"), record));
+        SegmentBytes.Contents c = SegmentBytes.read("s", concat(SegmentFormat.header("p"), record));
         assertThat(SpoolRecord.decode("p", c.payload(c.entries().get(0))).userContent()).isEqualTo("smaller");
     }
 
@@ -112,7 +112,7 @@ class SpoolRecordTest {
         System.arraycopy(record, 0, buffer, 5, record.length);
         SpoolRecord.seal(buffer, 5, record.length, 42, 1_700_000_000_123L, new CRC32C());
         byte[] segment = concat(SegmentFormat.header("prefix"), Arrays.copyOfRange(buffer, 5, buffer.length));
-        SegmentFormat.Contents c = SegmentFormat.read("s", segment);
+        SegmentBytes.Contents c = SegmentBytes.read("s", segment);
         assertThat(c.corrupt()).isEmpty();
         Turn back = SpoolRecord.decode(c.idPrefix(), c.payload(c.entries().get(0)));
         assertThat(back.writeId()).isEqualTo("prefix:42");
@@ -123,7 +123,7 @@ class SpoolRecordTest {
 
         byte[] kept = SpoolRecord.encodeKept(Turn.of("old-run:7", "s", "u", "a", List.of(),
                 Instant.ofEpochMilli(99)));
-        SegmentFormat.Contents k = SegmentFormat.read("k", concat(SegmentFormat.header(""), kept));
+        SegmentBytes.Contents k = SegmentBytes.read("k", concat(SegmentFormat.header(""), kept));
         Turn keptBack = SpoolRecord.decode("", k.payload(k.entries().get(0)));
         assertThat(keptBack.writeId()).isEqualTo("old-run:7");
         assertThat(keptBack.acceptedAt()).isEqualTo(Instant.ofEpochMilli(99));

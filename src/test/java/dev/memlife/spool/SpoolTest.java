@@ -9,7 +9,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.SpoolFigures;
 import dev.memlife.Turn;
-import dev.memlife.spool.SegmentFormat.Contents;
+import dev.memlife.spool.SegmentBytes.Contents;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.RecordingProvider;
@@ -121,6 +121,43 @@ class SpoolTest {
     }
 
     @Test
+    void aSegmentLargerThanAReadChunkIsReplayedWholeWithRecordsLargerThanAChunk() throws Exception {
+        // Open and replay read a segment a chunk at a time (SegmentWindow.CHUNK, 1 MiB): these
+        // writes fill a 4 MiB segment with records that straddle chunks, and two larger than one.
+        Path dir = tmp.resolve("big");
+        Spool spool = Spool.builder(dir).segmentBytes(16 << 20).open();
+        GatedProvider held = new GatedProvider("store", t -> !t.userContent().equals("u0"));
+        MemoryManager first = MemoryManager.builder().name("first").spool(spool).build();
+        first.addProvider(held);
+        List<String> replies = new ArrayList<>();
+        for (int i = 0; i < 400; i++) {
+            int length = i == 100 || i == 300 ? SegmentWindow.CHUNK + 12_345 : 5_000 + 37 * i;
+            replies.add(i + ":" + "é".repeat(length / 2));
+            assertThat(first.syncAll("u" + i, replies.get(i), "s")).isTrue();
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        assertThat(held.awaitHeld(WAIT)).isTrue(); // u0 delivered, u1 held
+        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+        String prefix = prefixOf(held.turns().get(0));
+        Path image = tmp.resolve("big-crash");
+        crashImage(dir, image);
+        assertThat(segments(image)).singleElement().satisfies(
+                segment -> assertThat(Files.size(segment)).isGreaterThan(4L * SegmentWindow.CHUNK));
+
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).build();
+        second.addProvider(store);
+        assertThat(second.replaySpool()).isEqualTo(399);
+        assertThat(second.flushPending(WAIT)).isTrue();
+        assertThat(ids(store.turns())).isEqualTo(expectedIds(prefix, 2, 400));
+        assertThat(store.turns()).extracting(Turn::assistantContent).containsExactlyElementsOf(replies.subList(1, 400));
+        assertThat(SpoolInspection.of(image).pending()).as("every replayed write delivered").isZero();
+        second.shutdownAll();
+        held.open();
+        first.shutdownAll(Duration.ZERO);
+    }
+
+    @Test
     void theFirstWriteReplaysBeforeItIsQueued() throws Exception {
         Path dir = tmp.resolve("a");
         HeldRun run = HeldRun.write(dir, 10, "old");
@@ -213,7 +250,7 @@ class SpoolTest {
         crashImage(dir, image);
         Path segment = segments(image).get(0);
         byte[] bytes = Files.readAllBytes(segment);
-        Contents contents = SpoolFiles.read(segment);
+        Contents contents = SegmentBytes.read(segment);
         long tenth = contents.entries().get(10).offset();
         bytes[(int) tenth + SegmentFormat.RECORD_OVERHEAD + 3] ^= 0x40; // a flipped bit in the 11th write
         Files.write(segment, bytes);
