@@ -64,12 +64,19 @@ final class ChildJvm implements AutoCloseable {
      * @param stderrDir where the child's stderr goes, as {@code <name>.stderr.txt}
      */
     static ChildJvm start(String name, Path stderrDir, Class<?> main, String... args) throws IOException {
+        return start(name, stderrDir, List.of(), main, args);
+    }
+
+    /** {@link #start(String, Path, Class, String...)} with {@code jvmOptions} too, such as {@code -Xmx40m}. */
+    static ChildJvm start(String name, Path stderrDir, List<String> jvmOptions, Class<?> main, String... args)
+            throws IOException {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> command = new ArrayList<>(List.of(java,
                 "-XX:TieredStopAtLevel=1", // a child lives a second or two: start fast rather than peak
-                "-XX:+UseSerialGC", "-Xshare:auto",
-                "-cp", System.getProperty("java.class.path"), main.getName()));
+                "-XX:+UseSerialGC", "-Xshare:auto"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         command.addAll(List.of(args));
         Path err = stderrDir.resolve(name + ".stderr.txt");
         Process p = new ProcessBuilder(command).redirectError(err.toFile()).start();
