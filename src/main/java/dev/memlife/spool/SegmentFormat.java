@@ -114,11 +114,11 @@ final class SegmentFormat {
     }
 
     /**
-     * Whether the segment {@code in} is a header cut short: a segment whose creation a crash interrupted
-     * before its header was on disk (the spool forces the header before any record goes in, so
-     * such a segment holds no write). Empty, or shorter than the header it announces, and what is
-     * there is the start of a header: the magic as far as it goes, or zeros (a file whose size
-     * reached the disk before its data).
+     * Whether the segment {@code in} is a header cut short: a segment whose creation a crash
+     * interrupted before its header was on disk (the spool forces the header before any record
+     * goes in, so such a segment holds no write). Empty, or shorter than the header it announces,
+     * and what is there is the start of a header: the magic as far as it goes, or zeros (a file
+     * whose size reached the disk before its data). Reads at most the header's bytes.
      */
     static boolean isTornHeader(SegmentWindow in) {
         if (in.size() >= HEADER_FIXED_BYTES + 0xFFFF) {
@@ -218,7 +218,7 @@ final class SegmentFormat {
             throw new UnreadableSegmentException("spool segment " + name + " was written by a newer memlife (format "
                     + "version " + version + "; this one reads up to " + VERSION + "): upgrade memlife to replay it");
         }
-        int prefixLength = (in.array()[in.index(8)] & 0xFF) << 8 | in.array()[in.index(9)] & 0xFF;
+        int prefixLength = in.getUnsignedShort(8);
         int headerLength = HEADER_FIXED_BYTES + prefixLength;
         if (!in.load(0, headerLength)) {
             throw new UnreadableSegmentException("spool segment " + name + " is " + size

@@ -140,6 +140,12 @@ final class SegmentWindow implements AutoCloseable {
                 | buffer[at + 3] & 0xFF;
     }
 
+    /** {@return the big-endian unsigned 2-byte value at {@code offset}, which must be loaded} */
+    int getUnsignedShort(long offset) {
+        int at = index(offset);
+        return (buffer[at] & 0xFF) << 8 | buffer[at + 1] & 0xFF;
+    }
+
     @Override
     public void close() throws IOException {
         if (channel != null) {
