@@ -6,6 +6,7 @@ import dev.memlife.agent.TeardownResult;
 import dev.memlife.internal.Deadline;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,8 @@ import org.slf4j.LoggerFactory;
 final class GatewayStop {
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentGateway.class);
+    /** Agents named at most in the stop's warning. */
+    static final int KEYS_LOGGED = 10;
 
     private final AgentCache cache;
     private final Supplier<List<AgentCache.Entry>> kept;
@@ -80,11 +83,24 @@ final class GatewayStop {
         boolean terminated = awaitHousekeeping();
         int left = terminated ? 0 : housekeeping.getActiveCount() + housekeeping.getQueue().size();
         if (!notFinished.isEmpty() || !failed.isEmpty() || !terminated) {
-            LOG.warn("agent gateway stop: within {} ms, agents not closed: {}, failed: {}, housekeeping tasks left "
-                    + "running: {}", timeout.toMillis(), notFinished, failed.keySet(), left);
+            LOG.warn("agent gateway stop: within {} ms, {} agents not closed {}, {} failed {}, housekeeping tasks "
+                    + "left running: {}; the stop report names every agent", timeout.toMillis(), notFinished.size(),
+                    firstKeys(notFinished), failed.size(), firstKeys(failed.keySet()), left);
         }
         return new GatewayStopReport(stillLeased, closed, notFinished, failed, terminated, left, timeout,
                 deadline.elapsed());
+    }
+
+    /**
+     * Up to {@value #KEYS_LOGGED} of {@code keys}, and how many more there are: a stop that leaves
+     * a thousand agents open logs one readable line, and its report names them all.
+     */
+    static String firstKeys(Collection<String> keys) {
+        if (keys.size() <= KEYS_LOGGED) {
+            return keys.toString();
+        }
+        List<String> first = keys.stream().limit(KEYS_LOGGED).toList();
+        return "[" + String.join(", ", first) + ", and " + (keys.size() - KEYS_LOGGED) + " more]";
     }
 
     /** The agent's teardown result, waiting in slices of the deadline so the gateway's ticker governs. */

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.StoppedException;
@@ -21,9 +25,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AgentGatewayTest {
@@ -363,6 +369,38 @@ class AgentGatewayTest {
         assertThat(report.complete()).isFalse();
         assertThat(report.closed()).doesNotContainKey("hung");
         await().atMost(WAIT).until(() -> hanging.count("shutdown") == 1);
+    }
+
+    @Test
+    void aStopThatLeavesManyAgentsOpenLogsOneShortLineAndItsReportNamesThemAll() {
+        Logger logger = (Logger) LoggerFactory.getLogger(AgentGateway.class);
+        ListAppender<ILoggingEvent> captured = new ListAppender<>();
+        captured.start();
+        logger.addAppender(captured);
+        List<String> keys = IntStream.range(0, 25).mapToObj(i -> "chat:" + i).toList();
+        List<HangingProvider> hanging = keys.stream().map(k -> new HangingProvider(k, Hook.ON_SESSION_END)).toList();
+        for (int i = 0; i < keys.size(); i++) {
+            gateway.put(keys.get(i), agent(hanging.get(i)));
+        }
+        GatewayStopReport report;
+        try {
+            Thread.currentThread().interrupt(); // the stop returns at once, every agent still closing
+            report = gateway.stop(Duration.ofSeconds(30));
+        } finally {
+            Thread.interrupted();
+            logger.detachAppender(captured);
+            hanging.forEach(HangingProvider::release);
+        }
+
+        assertThat(report.notFinished()).containsExactlyInAnyOrderElementsOf(keys);
+        assertThat(captured.list).filteredOn(e -> e.getLevel() == Level.WARN).singleElement()
+                .extracting(ILoggingEvent::getFormattedMessage).satisfies(line -> {
+                    assertThat(line).contains("25 agents not closed [").contains(", and 15 more]")
+                            .contains("the stop report names every agent");
+                    assertThat(keys.stream().filter(k -> line.contains(k + ",") || line.contains(k + "]")))
+                            .as("agents named in the line").hasSize(GatewayStop.KEYS_LOGGED);
+                });
+        await().atMost(WAIT).until(() -> hanging.stream().allMatch(h -> h.count("shutdown") == 1));
     }
 
     @Test
