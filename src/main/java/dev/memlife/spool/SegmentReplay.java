@@ -73,7 +73,7 @@ final class SegmentReplay implements SegmentFormat.RecordVisitor {
 
     @Override
     public boolean record(long offset, byte[] bytes, int payloadAt, int length) {
-        long end = SpoolFiles.position(number, offset + SegmentFormat.RECORD_OVERHEAD + length);
+        long end = SpoolFiles.end(number, offset, length);
         if (end <= mark) {
             return true;
         }

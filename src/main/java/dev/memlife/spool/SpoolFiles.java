@@ -45,6 +45,11 @@ final class SpoolFiles {
         return position & OFFSET_MASK;
     }
 
+    /** The position just past the record at {@code offset} of {@code segment}, with a payload of {@code length}. */
+    static long end(long segment, long offset, int length) {
+        return position(segment, offset + SegmentFormat.RECORD_OVERHEAD + length);
+    }
+
     static Path segmentPath(Path dir, long number) {
         return dir.resolve(String.format("%020d", number) + SEGMENT_SUFFIX);
     }

@@ -148,7 +148,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         try {
             size = Files.size(path);
             c = SpoolFiles.read(path, (offset, bytes, payloadAt, length) -> {
-                if (SpoolFiles.position(number, offset + SegmentFormat.RECORD_OVERHEAD + length) > mark) {
+                if (SpoolFiles.end(number, offset, length) > mark) {
                     if (pending[0]++ == 0) {
                         oldest[0] = SpoolRecord.acceptedAtMillis(bytes, payloadAt, length);
                     }

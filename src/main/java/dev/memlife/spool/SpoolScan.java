@@ -54,7 +54,7 @@ final class SpoolScan {
             Path file = SpoolFiles.segmentPath(dir, number);
             long[] undelivered = {0};
             Summary c = SpoolFiles.read(file, (offset, bytes, payloadAt, length) -> {
-                if (SpoolFiles.position(number, offset + SegmentFormat.RECORD_OVERHEAD + length) > mark) {
+                if (SpoolFiles.end(number, offset, length) > mark) {
                     undelivered[0]++;
                 }
                 return true;
