@@ -74,7 +74,9 @@ final class SegmentWindow implements AutoCloseable {
      * Makes the segment's bytes {@code [from, from + count)} readable in {@link #array()}, as far as
      * the segment goes; bytes before {@code from} may be dropped.
      *
-     * @param count at most {@link SegmentFormat#RECORD_OVERHEAD} + {@link SegmentFormat#MAX_PAYLOAD}
+     * @param count how many; the window grows to hold them (a record's at most {@link
+     *     SegmentFormat#RECORD_OVERHEAD} + {@link SegmentFormat#MAX_PAYLOAD}, more only to search
+     *     a damaged segment)
      * @return whether the segment holds all of them
      * @throws IllegalStateException if {@code from} is before bytes already dropped (a reader
      *     going back)
