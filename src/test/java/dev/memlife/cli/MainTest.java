@@ -360,6 +360,35 @@ class MainTest {
     }
 
     @Test
+    void replayHandsTheStoreBatchesOfUpToTheStoresLargestTransaction() throws Exception {
+        // 20,000 writes queue far faster than SQLite stores them, so the writer's batches fill up
+        // to the tool's batch size, which is larger than a manager's default.
+        int writes = 20_000;
+        Path live = tmp.resolve("many");
+        held = new GatedProvider("store", t -> true);
+        first = MemoryManager.builder().name("many").spool(Spool.open(live)).queueCapacity(writes).build();
+        first.addProvider(held);
+        for (int i = 0; i < writes; i++) {
+            assertThat(first.syncAll("u" + i, "a" + i, "s")).isTrue();
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        Path image = crashImage(live, "many-crash");
+        Path db = tmp.resolve("many.db");
+
+        Result r = run("spool", "replay", image.toString(), "--jdbc", "jdbc:sqlite:" + db);
+
+        assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(Main.EXIT_OK);
+        assertThat(value(r.accounting(), "delivered")).isEqualTo(String.valueOf(writes));
+        assertThat(value(r.accounting(), "batches")).as(r.out())
+                .matches("\\d+ \\(up to 4096 writes each, one store transaction; the largest 4096\\)");
+        assertThat(Main.REPLAY_BATCH).isGreaterThan(MemoryManager.Builder.DEFAULT_MAX_BATCH_SIZE);
+        String idPrefix = SpoolInspection.of(live).segments().get(0).idPrefix();
+        Map<String, String> expected = new TreeMap<>();
+        IntStream.range(0, writes).forEach(i -> expected.put(idPrefix + ":" + (i + 1), "u" + i));
+        assertThat(storedTurns(db, "memlife_turns")).as("every write id stored once, with its write").isEqualTo(expected);
+    }
+
+    @Test
     void replayOfACorruptedSpoolSkipsTheDamagedRecordCutsTheTornTailAndSaysSo() throws Exception {
         Corrupted c = corruptedImage("crash");
         Path db = tmp.resolve("store.db");
