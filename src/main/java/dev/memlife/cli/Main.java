@@ -41,7 +41,8 @@ import java.util.function.Function;
  *       on {@code URL}, replays the spool ({@link MemoryManager#replaySpool()}), shuts down within
  *       the timeout ({@link MemoryManager#shutdownAll(Duration)}), and prints the accounting:
  *       writes replayed, delivered, failed and abandoned (with their write ids), still running at
- *       the deadline, corrupt records skipped, torn-tail bytes cut, and what the spool holds
+ *       the deadline, corrupt records skipped, torn-tail bytes cut, the batches it stored them in
+ *       (up to {@value #REPLAY_BATCH} writes, one transaction each), and what the spool holds
  *       afterwards. The store skips write ids it already holds, so a replay may be repeated.
  * </ul>
  *
