@@ -85,12 +85,12 @@ public final class Main {
     /** The manager's name in logs and thread names. */
     static final String MANAGER_NAME = "memlife-cli";
     /**
-     * The most writes a replay hands the store at once, in one transaction: 4,096, the most the
-     * JDBC store's group commit puts in one transaction. The tool owns its manager and its store,
-     * so it need not keep to a service's batch size; on SQLite a replay of 1,000,000 writes stored
-     * 20 to 30% more rows per second than in batches of 1,024, the manager's default.
+     * The most writes a replay hands the store at once, in one transaction: the most the JDBC
+     * store puts in one ({@value}). The tool owns its manager and its store, so it need not keep
+     * to a service's batch size; on SQLite a replay of 1,000,000 writes stored 20 to 30% more rows
+     * per second than in batches of 1,024, the manager's default.
      */
-    static final int REPLAY_BATCH = 4_096;
+    static final int REPLAY_BATCH = JdbcMemoryProvider.LARGEST_COMBINED_TRANSACTION;
 
     private static final String RUN_AS =
             "memlife = java -cp memlife.jar:slf4j-api.jar[:JDBC-DRIVER.jar] dev.memlife.cli.Main\n"

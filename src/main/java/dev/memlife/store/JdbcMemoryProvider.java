@@ -65,6 +65,14 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcMemoryProvider.class);
 
+    /**
+     * The most rows the store puts in one transaction when it combines the batches of several
+     * managers ({@value}); a batch larger than this is stored in a transaction of its own. A
+     * manager that replays a large backlog and owns its store (as the {@code spool replay} tool
+     * does) may set its {@code maxBatchSize} to this.
+     */
+    public static final int LARGEST_COMBINED_TRANSACTION = GroupCommit.MAX_ROWS;
+
     /** Longest part of one message that {@link #prefetch} puts in the prompt. */
     static final int PREFETCH_MAX_CHARS = 2_000;
 
