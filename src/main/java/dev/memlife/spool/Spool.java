@@ -471,14 +471,11 @@ public final class Spool implements WriteAheadLog {
             } finally {
                 order.unlock();
             }
-            byte[] out = taken.bytes();
-            int length = taken.length();
-            List<long[]> cuts = taken.rolls();
-            if (length > 0) {
+            if (taken.bytes() > 0) {
                 Events.SpoolCommit event = new Events.SpoolCommit();
                 event.begin();
                 try {
-                    segments.write(out, length, cuts);
+                    segments.write(taken.chunks());
                     groupCommits++;
                     durablePosition = taken.position();
                 } catch (IOException e) {
@@ -491,11 +488,17 @@ public final class Spool implements WriteAheadLog {
                     event.manager = managerName;
                     event.directory = dir.toString();
                     event.writes = taken.writes();
-                    event.bytes = length;
-                    event.segmentsStarted = cuts.size();
+                    event.bytes = taken.bytes();
+                    event.segmentsStarted = taken.segmentsStarted();
                     event.closing = closing;
                     event.failed = failure != null;
                     event.commit();
+                }
+                order.lock();
+                try {
+                    appends.giveBack(taken);
+                } finally {
+                    order.unlock();
                 }
             }
         }

@@ -4,18 +4,31 @@ import static dev.memlife.spool.SpoolFiles.position;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
  * The writes a spool's callers appended since its committer last took them: records in memory,
- * in queue order, with the places where they start a new segment. Everything but {@link
+ * in queue order, in chunks of {@link #CHUNK} bytes. A record never spans two chunks, and a chunk
+ * holds the records of one segment. Chunks are reused: the committer gives back those it wrote,
+ * and up to {@link #CHUNKS_KEPT} of them wait for the next appends. So a burst that outruns the
+ * disk for a while holds its records in chunks, none of them copied again as the backlog grows,
+ * and leaves at most {@code CHUNKS_KEPT} chunks held once it was written. Everything but {@link
  * #appendedPosition} is used under the spool's order lock: appends by the callers, {@link #take}
- * by the committer.
+ * and {@link #giveBack} by the committer.
  */
 final class SpoolBuffer {
+
+    /**
+     * The bytes of a chunk: 128 KiB, a few hundred records; a record larger than that gets a chunk
+     * of its own size. Small enough that the chunks a busy spool cycles through stay in a core's
+     * cache, and that none is a humongous object for G1 (half a region of at least 1 MiB).
+     */
+    static final int CHUNK = 128 * 1024;
+    /** The most written chunks kept for reuse: 2 MiB. */
+    static final int CHUNKS_KEPT = 16;
 
     private static final VarHandle APPENDED_POSITION;
 
@@ -27,19 +40,31 @@ final class SpoolBuffer {
         }
     }
 
-    /** What a commit takes: the records, how far they reach, and where segments start among them. */
-    record Taken(byte[] bytes, int length, long position, long writes, List<long[]> rolls) {}
+    /** The records {@code bytes[0, length)}, all of segment {@code segment}. */
+    record Chunk(byte[] bytes, int length, long segment) {}
+
+    /**
+     * What a commit takes: the chunks in order, their bytes, how far they reach, their writes, and
+     * how many segments they start.
+     */
+    record Taken(List<Chunk> chunks, long bytes, long position, long writes, int segmentsStarted) {}
 
     private final long segmentBytes;
     /** Called, under the order lock, by the first append after a take: the committer has work. */
     private final Runnable firstOfCommit;
     private final CRC32C sealCrc = new CRC32C();
+    /** Chunks written and given back, the last given back first: its bytes are the likeliest cached. */
+    private final ArrayDeque<byte[]> free = new ArrayDeque<>();
+    /** Chunks filled since the last take, before {@link #chunk}. */
+    private final List<Chunk> filled = new ArrayList<>();
     private byte[] header;
-    private byte[] buffer = new byte[64 * 1024];
-    private byte[] spare = new byte[64 * 1024];
-    private int buffered;
-    /** Where the buffer starts a new segment: offsets in the buffer, and the new segments' numbers. */
-    private final List<long[]> rolls = new ArrayList<>();
+    /** The chunk appends go into, or null before the first append after a take. */
+    private byte[] chunk;
+    private int used;
+    private long chunkSegment;
+    /** Bytes appended since the last take, and the segments they started. */
+    private long buffered;
+    private int rolls;
     /** The time the records of the commit being gathered get: read when its first write came. */
     private long clockMillis;
     private long segment;
@@ -65,9 +90,9 @@ final class SpoolBuffer {
     }
 
     /**
-     * Copies a record into the buffer, starting a new segment first if it would not fit in this
-     * one, and seals it with its sequence number and the time ({@link SpoolRecord#seal}) unless it
-     * is sealed already (a failed write carried over).
+     * Copies a record into a chunk, starting a new segment first if it would not fit in this one,
+     * and seals it with its sequence number and the time ({@link SpoolRecord#seal}) unless it is
+     * sealed already (a failed write carried over).
      *
      * @param record a record at the array's start; a new write's is in its caller's scratch buffer
      * @return the record's position: just past its end
@@ -77,26 +102,27 @@ final class SpoolBuffer {
         if (segmentEnd > header.length && segmentEnd + length > segmentBytes) {
             segment++;
             segmentEnd = header.length;
-            rolls.add(new long[] {buffered, segment});
             appendedBytes += header.length;
+            rolls++;
         }
-        if (buffered + length > buffer.length) {
-            buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, buffered + length));
+        if (chunk == null || chunkSegment != segment || used + length > chunk.length) {
+            nextChunk(length);
         }
         boolean first = buffered == 0;
         if (first) {
             clockMillis = System.currentTimeMillis(); // one clock read per commit, not per write
         }
-        System.arraycopy(record, 0, buffer, buffered, length);
+        System.arraycopy(record, 0, chunk, used, length);
         if (seal) {
-            SpoolRecord.seal(buffer, buffered, length, seq, clockMillis, sealCrc);
+            SpoolRecord.seal(chunk, used, length, seq, clockMillis, sealCrc);
         }
+        used += length;
         buffered += length;
         segmentEnd += length;
         appendedCount++;
         appendedBytes += length;
         long position = position(segment, segmentEnd);
-        // A release store, not a volatile one: readers see it in order with the buffer's bytes, and
+        // A release store, not a volatile one: readers see it in order with the chunk's bytes, and
         // the one place that needs a full fence after it, the committer's wake-up, has its own.
         APPENDED_POSITION.setRelease(this, position);
         if (first) {
@@ -105,16 +131,58 @@ final class SpoolBuffer {
         return position;
     }
 
-    /** Takes what was appended since the last take; the buffer starts empty again (the spare one). */
+    /** Sets the chunk being filled aside and starts one for a record of {@code length} bytes in this segment. */
+    private void nextChunk(int length) {
+        if (chunk != null && used > 0) {
+            filled.add(new Chunk(chunk, used, chunkSegment));
+            chunk = null;
+        }
+        if (chunk == null || chunk.length < length) { // an empty chunk of enough room is kept, for the new segment
+            if (chunk != null) {
+                keep(chunk);
+            }
+            chunk = length > CHUNK ? new byte[length] : free.isEmpty() ? new byte[CHUNK] : free.pop();
+        }
+        used = 0;
+        chunkSegment = segment;
+    }
+
+    /** Takes what was appended since the last take: the chunks are the committer's until {@link #giveBack}. */
     Taken take() {
-        Taken t = new Taken(buffer, buffered, appendedPosition, appendedCount - takenCount,
-                rolls.isEmpty() ? List.of() : new ArrayList<>(rolls));
+        List<Chunk> chunks;
+        if (chunk != null && used > 0) {
+            filled.add(new Chunk(chunk, used, chunkSegment));
+            chunk = null;
+        }
+        if (filled.isEmpty()) {
+            chunks = List.of();
+        } else {
+            chunks = new ArrayList<>(filled);
+            filled.clear();
+        }
+        Taken t = new Taken(chunks, buffered, appendedPosition, appendedCount - takenCount, rolls);
         takenCount = appendedCount;
-        rolls.clear();
-        buffer = spare;
-        spare = t.bytes();
         buffered = 0;
+        rolls = 0;
         return t;
+    }
+
+    /** The committer is done with a take's chunks: they are kept for reuse, up to {@link #CHUNKS_KEPT}. */
+    void giveBack(Taken written) {
+        for (Chunk c : written.chunks()) {
+            keep(c.bytes());
+        }
+    }
+
+    private void keep(byte[] bytes) {
+        if (bytes.length == CHUNK && free.size() < CHUNKS_KEPT) {
+            free.push(bytes);
+        }
+    }
+
+    /** {@return how many chunks wait for reuse; for tests} */
+    int chunksKept() {
+        return free.size();
     }
 
     /** {@return the position of the last record appended; this run's first segment's header before any} */

@@ -60,21 +60,27 @@ final class SpoolSegments {
     /**
      * Writes a commit's records and forces them: each segment the appends started is created (its
      * header and directory forced) after the one before it is written, forced and sealed.
+     *
+     * @param chunks the records, in order, each chunk in one segment: this one or a later one
      */
-    void write(byte[] records, int length, List<long[]> rolls) throws IOException {
-        int from = 0;
-        for (long[] roll : rolls) {
-            int to = (int) roll[0];
-            current.write(records, from, to - from);
-            current.force();
-            sealed.put(current.number, current.size());
-            current.close();
-            current = SegmentFile.create(roll[1], segmentPath(dir, roll[1]), header);
-            count = sealed.size() + 1;
-            from = to;
+    void write(List<SpoolBuffer.Chunk> chunks) throws IOException {
+        for (SpoolBuffer.Chunk chunk : chunks) {
+            while (chunk.segment() > current.number) {
+                roll();
+            }
+            current.write(chunk.bytes(), 0, chunk.length());
         }
-        current.write(records, from, length - from);
         current.force();
+    }
+
+    /** Forces and seals the segment being written, and creates the next. */
+    private void roll() throws IOException {
+        current.force();
+        sealed.put(current.number, current.size());
+        current.close();
+        long next = current.number + 1;
+        current = SegmentFile.create(next, segmentPath(dir, next), header);
+        count = sealed.size() + 1;
     }
 
     /**

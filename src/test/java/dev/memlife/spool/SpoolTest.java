@@ -121,6 +121,51 @@ class SpoolTest {
     }
 
     @Test
+    void writesFillSegmentsOfAtMostTheirSizeInNumberOrderAndAreReplayedAcrossThem() throws Exception {
+        // Many writes a commit, so one commit's records start several segments: each is sealed at
+        // its bound, and the next one numbered after it.
+        Path dir = tmp.resolve("rolls");
+        int segmentBytes = 4096;
+        Spool spool = Spool.builder(dir).segmentBytes(segmentBytes).open();
+        GatedProvider held = new GatedProvider("store", t -> !t.userContent().equals("u0"));
+        MemoryManager first = MemoryManager.builder().name("first").spool(spool).build();
+        first.addProvider(held);
+        List<String> replies = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            replies.add(i == 150 ? "r".repeat(3 * segmentBytes) : "r" + i + "x".repeat(i % 250)); // one larger than a segment
+            assertThat(first.syncAll("u" + i, replies.get(i), "s")).isTrue();
+        }
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        assertThat(held.awaitHeld(WAIT)).isTrue(); // u0 delivered, u1 held
+        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+        String prefix = prefixOf(held.turns().get(0));
+        Path image = tmp.resolve("rolls-crash");
+        crashImage(dir, image);
+
+        SpoolInspection inspection = SpoolInspection.of(image);
+        assertThat(inspection.segments()).hasSizeGreaterThan(10);
+        long number = inspection.segments().get(0).number();
+        for (SpoolInspection.Segment s : inspection.segments()) {
+            assertThat(s.number()).as("segments numbered one after another").isEqualTo(number++);
+            assertThat(s.damage()).isEmpty();
+            if (s.records() > 1) {
+                assertThat(s.bytes()).as("%s", s).isLessThanOrEqualTo(segmentBytes);
+            }
+        }
+        assertThat(inspection.records()).isEqualTo(300);
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).build();
+        second.addProvider(store);
+        assertThat(second.replaySpool()).isEqualTo(299);
+        assertThat(second.flushPending(WAIT)).isTrue();
+        assertThat(ids(store.turns())).isEqualTo(expectedIds(prefix, 2, 300));
+        assertThat(store.turns()).extracting(Turn::assistantContent).containsExactlyElementsOf(replies.subList(1, 300));
+        second.shutdownAll();
+        held.open();
+        first.shutdownAll(Duration.ZERO);
+    }
+
+    @Test
     void aSegmentLargerThanAReadChunkIsReplayedWholeWithRecordsLargerThanAChunk() throws Exception {
         // Open and replay read a segment a chunk at a time (SegmentWindow.CHUNK, 1 MiB): these
         // writes fill a 4 MiB segment with records that straddle chunks, and two larger than one.
