@@ -53,9 +53,16 @@ final class SegmentFile implements AutoCloseable {
         }
     }
 
-    /** Writes {@code bytes[from, from + count)} at the segment's end; to the page cache, not durable yet. */
+    /**
+     * Writes {@code bytes[from, from + count)} at the segment's end; to the page cache, not durable
+     * yet. It is written {@link SpoolBuffer#CHUNK} bytes at a time: the JDK copies a heap buffer
+     * into a direct one for the system call and keeps that one for the thread's next write, so one
+     * large write would hold as much native memory for the committer thread's life.
+     */
     void write(byte[] bytes, int from, int count) throws IOException {
-        writeFully(channel, ByteBuffer.wrap(bytes, from, count));
+        for (int at = from, end = from + count; at < end; at += SpoolBuffer.CHUNK) {
+            writeFully(channel, ByteBuffer.wrap(bytes, at, Math.min(SpoolBuffer.CHUNK, end - at)));
+        }
         size += count;
     }
 
