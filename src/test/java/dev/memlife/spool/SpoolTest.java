@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -163,6 +164,38 @@ class SpoolTest {
         second.shutdownAll();
         held.open();
         first.shutdownAll(Duration.ZERO);
+    }
+
+    @Test
+    @Timeout(60)
+    void aReplayQueuesAtMostTwoBatchesAheadOfTheWriterThoughTheQueueHasRoomForAll() throws Exception {
+        Path dir = tmp.resolve("ahead");
+        HeldRun crashed = HeldRun.write(dir, 5_000, "u");
+        Path image = tmp.resolve("ahead-crash");
+        crashImage(dir, image);
+        GatedProvider store = new GatedProvider("store", t -> t.userContent().equals("u0"));
+        MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).queueCapacity(20_000)
+                .maxBatchSize(100).build();
+        second.addProvider(store);
+        AtomicLong replayed = new AtomicLong(-1);
+        Thread replay = new Thread(() -> replayed.set(second.replaySpool()), "replay");
+        replay.start();
+        assertThat(store.awaitHeld(WAIT)).isTrue(); // the writer holds its first batch of 100, u0 at the gate
+        // The replay thread then waits for the writer (timed waits on the queue's condition), or,
+        // were the read-ahead bounded by the queue's capacity only, has queued all 5,000 and ended.
+        await().atMost(WAIT).until(() -> replay.getState() == Thread.State.TIMED_WAITING
+                || replay.getState() == Thread.State.TERMINATED);
+        assertThat(second.pendingWrites()).as("two batches queued, and the batch at the gate (at most 100)")
+                .isBetween(201L, 300L);
+
+        store.open();
+        replay.join(WAIT.toMillis());
+        assertThat(replayed).hasValue(5_000);
+        assertThat(second.flushPending(WAIT)).isTrue();
+        assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 5_000).mapToObj(i -> "u" + i).toList());
+        second.shutdownAll();
+        crashed.store().open();
+        crashed.manager().shutdownAll(Duration.ZERO);
     }
 
     @Test
