@@ -589,8 +589,10 @@ public final class MemoryManager implements AutoCloseable {
      * original order and with its original write id and time, queued for the providers registered
      * now, before any new write. Runs once; the first {@code syncAll} with a provider registered
      * runs it too, so calling it is only needed to replay at start-up rather than with the first
-     * turn. Waits while the queue is full, for as long as the providers take; concurrent {@code
-     * syncAll} calls wait for it. A torn tail in the spool is reported and cut off, a corrupt
+     * turn. It keeps at most two batches ({@code maxBatchSize} each, or the queue's capacity if
+     * less) queued ahead of the writer, so it returns once all but the last of them are
+     * delivered, after as long as the providers take; concurrent {@code syncAll} calls wait for
+     * it. A torn tail in the spool is reported and cut off, a corrupt
      * record is reported with its offset and skipped, both counted in {@link
      * SpoolFigures}.
      *
