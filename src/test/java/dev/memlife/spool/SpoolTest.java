@@ -125,25 +125,13 @@ class SpoolTest {
     void writesFillSegmentsOfAtMostTheirSizeInNumberOrderAndAreReplayedAcrossThem() throws Exception {
         // Many writes a commit, so one commit's records start several segments: each is sealed at
         // its bound, and the next one numbered after it.
-        Path dir = tmp.resolve("rolls");
         int segmentBytes = 4096;
-        Spool spool = Spool.builder(dir).segmentBytes(segmentBytes).open();
-        GatedProvider held = new GatedProvider("store", t -> !t.userContent().equals("u0"));
-        MemoryManager first = MemoryManager.builder().name("first").spool(spool).build();
-        first.addProvider(held);
-        List<String> replies = new ArrayList<>();
-        for (int i = 0; i < 300; i++) {
-            replies.add(i == 150 ? "r".repeat(3 * segmentBytes) : "r" + i + "x".repeat(i % 250)); // one larger than a segment
-            assertThat(first.syncAll("u" + i, replies.get(i), "s")).isTrue();
-        }
-        assertThat(first.awaitDurable(WAIT)).isTrue();
-        assertThat(held.awaitHeld(WAIT)).isTrue(); // u0 delivered, u1 held
-        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
-        String prefix = prefixOf(held.turns().get(0));
-        Path image = tmp.resolve("rolls-crash");
-        crashImage(dir, image);
+        List<String> replies = IntStream.range(0, 300).mapToObj(i -> i == 150 ? "r".repeat(3 * segmentBytes) // larger than a segment
+                : "r" + i + "x".repeat(i % 250)).toList();
+        FirstDelivered run = FirstDelivered.write(tmp, Spool.builder(tmp.resolve("rolls")).segmentBytes(segmentBytes),
+                replies);
 
-        SpoolInspection inspection = SpoolInspection.of(image);
+        SpoolInspection inspection = SpoolInspection.of(run.image());
         assertThat(inspection.segments()).hasSizeGreaterThan(10);
         long number = inspection.segments().get(0).number();
         for (SpoolInspection.Segment s : inspection.segments()) {
@@ -154,16 +142,7 @@ class SpoolTest {
             }
         }
         assertThat(inspection.records()).isEqualTo(300);
-        RecordingProvider store = new RecordingProvider("store");
-        MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).build();
-        second.addProvider(store);
-        assertThat(second.replaySpool()).isEqualTo(299);
-        assertThat(second.flushPending(WAIT)).isTrue();
-        assertThat(ids(store.turns())).isEqualTo(expectedIds(prefix, 2, 300));
-        assertThat(store.turns()).extracting(Turn::assistantContent).containsExactlyElementsOf(replies.subList(1, 300));
-        second.shutdownAll();
-        held.open();
-        first.shutdownAll(Duration.ZERO);
+        run.assertReplaysAllButTheFirst(replies);
     }
 
     @Test
@@ -202,37 +181,18 @@ class SpoolTest {
     void aSegmentLargerThanAReadChunkIsReplayedWholeWithRecordsLargerThanAChunk() throws Exception {
         // Open and replay read a segment a chunk at a time (SegmentWindow.CHUNK, 1 MiB): these
         // writes fill a 4 MiB segment with records that straddle chunks, and two larger than one.
-        Path dir = tmp.resolve("big");
-        Spool spool = Spool.builder(dir).segmentBytes(16 << 20).open();
-        GatedProvider held = new GatedProvider("store", t -> !t.userContent().equals("u0"));
-        MemoryManager first = MemoryManager.builder().name("first").spool(spool).build();
-        first.addProvider(held);
         List<String> replies = new ArrayList<>();
         for (int i = 0; i < 400; i++) {
             int length = i == 100 || i == 300 ? SegmentWindow.CHUNK + 12_345 : 5_000 + 37 * i;
             replies.add(i + ":" + "é".repeat(length / 2));
-            assertThat(first.syncAll("u" + i, replies.get(i), "s")).isTrue();
         }
-        assertThat(first.awaitDurable(WAIT)).isTrue();
-        assertThat(held.awaitHeld(WAIT)).isTrue(); // u0 delivered, u1 held
-        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
-        String prefix = prefixOf(held.turns().get(0));
-        Path image = tmp.resolve("big-crash");
-        crashImage(dir, image);
-        assertThat(segments(image)).singleElement().satisfies(
+        FirstDelivered run = FirstDelivered.write(tmp, Spool.builder(tmp.resolve("big")).segmentBytes(16 << 20),
+                replies);
+        assertThat(segments(run.image())).singleElement().satisfies(
                 segment -> assertThat(Files.size(segment)).isGreaterThan(4L * SegmentWindow.CHUNK));
 
-        RecordingProvider store = new RecordingProvider("store");
-        MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).build();
-        second.addProvider(store);
-        assertThat(second.replaySpool()).isEqualTo(399);
-        assertThat(second.flushPending(WAIT)).isTrue();
-        assertThat(ids(store.turns())).isEqualTo(expectedIds(prefix, 2, 400));
-        assertThat(store.turns()).extracting(Turn::assistantContent).containsExactlyElementsOf(replies.subList(1, 400));
-        assertThat(SpoolInspection.of(image).pending()).as("every replayed write delivered").isZero();
-        second.shutdownAll();
-        held.open();
-        first.shutdownAll(Duration.ZERO);
+        run.assertReplaysAllButTheFirst(replies);
+        assertThat(SpoolInspection.of(run.image()).pending()).as("every replayed write delivered").isZero();
     }
 
     @Test
@@ -627,6 +587,45 @@ class SpoolTest {
             }
             assertThat(manager.awaitDurable(WAIT)).isTrue();
             return new HeldRun(manager, store);
+        }
+    }
+
+    /**
+     * A run that wrote {@code u0, u1, ...} with the given replies through a manager on a spool
+     * whose store took {@code u0} and held the rest, and the image of its spool as a crash leaves
+     * it ({@code <spool>-crash}), its delivery mark past {@code u0}.
+     */
+    private record FirstDelivered(MemoryManager manager, GatedProvider store, String prefix, Path image) {
+        static FirstDelivered write(Path tmp, Spool.Builder spoolOf, List<String> replies) throws IOException {
+            Spool spool = spoolOf.open();
+            GatedProvider held = new GatedProvider("store", t -> !t.userContent().equals("u0"));
+            MemoryManager first = MemoryManager.builder().name("first").spool(spool).build();
+            first.addProvider(held);
+            for (int i = 0; i < replies.size(); i++) {
+                assertThat(first.syncAll("u" + i, replies.get(i), "s")).isTrue();
+            }
+            assertThat(first.awaitDurable(WAIT)).isTrue();
+            assertThat(held.awaitHeld(WAIT)).isTrue(); // u0 delivered, u1 held
+            await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+            Path image = tmp.resolve(spool.directory().getFileName() + "-crash");
+            crashImage(spool.directory(), image);
+            return new FirstDelivered(first, held, prefixOf(held.turns().get(0)), image);
+        }
+
+        /** A new manager on the image replays every write but {@code u0}, in order, with its id and reply; then both stop. */
+        void assertReplaysAllButTheFirst(List<String> replies) {
+            int n = replies.size();
+            RecordingProvider replayedTo = new RecordingProvider("store");
+            MemoryManager second = MemoryManager.builder().name("second").spool(Spool.open(image)).build();
+            second.addProvider(replayedTo);
+            assertThat(second.replaySpool()).isEqualTo(n - 1);
+            assertThat(second.flushPending(WAIT)).isTrue();
+            assertThat(ids(replayedTo.turns())).isEqualTo(expectedIds(prefix, 2, n));
+            assertThat(replayedTo.turns()).extracting(Turn::assistantContent)
+                    .containsExactlyElementsOf(replies.subList(1, n));
+            second.shutdownAll();
+            store.open();
+            manager.shutdownAll(Duration.ZERO);
         }
     }
 
