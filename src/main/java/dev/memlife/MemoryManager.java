@@ -533,7 +533,9 @@ public final class MemoryManager implements AutoCloseable {
             }
             return false;
         }
-        if (spool != null && !replayed) {
+        if (spool != null && !replayed && !writer.onWriterThread()) {
+            // A provider writing back runs on the writer thread, while a replay waits for that
+            // thread: its write is queued at once, behind the replayed writes queued so far.
             replayBeforeFirstWrite();
         }
         if (writer.enqueue(sessionId, user, assistant, messages, providers, enqueueTimeoutNanos)) {
@@ -598,11 +600,15 @@ public final class MemoryManager implements AutoCloseable {
      *
      * @return how many writes were replayed; 0 if the replay had already run
      * @throws IllegalStateException if the manager has no spool, or no provider is registered
-     *     (the writes would go nowhere)
+     *     (the writes would go nowhere), or a provider calls it while the replay runs
      * @throws StoppedException if shutdown has begun
      */
     public long replaySpool() {
         checkSpool("replaySpool");
+        if (writer.onWriterThread() && !replayed) { // a replay waits for the writer thread: it would wait for itself
+            throw new IllegalStateException("memory manager '" + name + "': replaySpool was called by a provider, "
+                    + "on the writer thread, while the replay runs; call it at start-up instead");
+        }
         synchronized (replay) {
             checkRunning("replaySpool");
             if (replayed) {

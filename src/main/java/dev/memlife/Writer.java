@@ -255,6 +255,11 @@ final class Writer {
         return admit(given.replay(route, position), null, Long.MAX_VALUE, false);
     }
 
+    /** {@return whether the calling thread is the writer's: a provider's call} */
+    boolean onWriterThread() {
+        return Thread.currentThread() == loop.thread();
+    }
+
     /** {@return the writes reserved that the writer has not taken yet} */
     private long queued() {
         return queue.reserved() - queue.taken();

@@ -2,6 +2,7 @@ package dev.memlife.spool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.memlife.DrainReport;
@@ -23,6 +24,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -173,6 +175,49 @@ class SpoolTest {
         assertThat(second.flushPending(WAIT)).isTrue();
         assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 5_000).mapToObj(i -> "u" + i).toList());
         second.shutdownAll();
+        crashed.store().open();
+        crashed.manager().shutdownAll(Duration.ZERO);
+    }
+
+    @Test
+    @Timeout(60)
+    void aProviderThatWritesBackDuringTheReplayIsNotHeldBehindItAndCannotStartItAgain() throws Exception {
+        // The provider's write runs on the writer thread, while the replay waits for that thread to
+        // take what it queued: waiting for the replay there would wait for itself.
+        Path dir = tmp.resolve("echo");
+        HeldRun crashed = HeldRun.write(dir, 5_000, "u");
+        Path image = tmp.resolve("echo-crash");
+        crashImage(dir, image);
+        AtomicReference<MemoryManager> manager = new AtomicReference<>();
+        AtomicReference<Throwable> replayFromProvider = new AtomicReference<>();
+        RecordingProvider store = new RecordingProvider("store") {
+            @Override
+            public void syncTurn(Turn turn) {
+                super.syncTurn(turn);
+                if (turn.userContent().equals("u10")) {
+                    manager.get().syncAll("echo", "of u10", "s");
+                    replayFromProvider.set(catchThrowable(() -> manager.get().replaySpool()));
+                }
+            }
+        };
+        manager.set(MemoryManager.builder().name("second").spool(Spool.open(image)).maxBatchSize(100).build());
+        manager.get().addProvider(store);
+        AtomicLong replayed = new AtomicLong(-1);
+        Thread replay = new Thread(() -> replayed.set(manager.get().replaySpool()), "replay");
+        replay.start();
+        replay.join(WAIT.toMillis());
+
+        assertThat(replay.isAlive()).as("the replay finished").isFalse();
+        assertThat(replayed).hasValue(5_000);
+        assertThat(manager.get().flushPending(WAIT)).isTrue();
+        List<String> users = users(store.turns());
+        assertThat(users).filteredOn(u -> !u.equals("echo"))
+                .isEqualTo(IntStream.range(0, 5_000).mapToObj(i -> "u" + i).toList());
+        assertThat(users).containsOnlyOnce("echo");
+        assertThat(users.indexOf("echo")).isGreaterThan(users.indexOf("u10"));
+        assertThat(replayFromProvider.get()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("called by a provider, on the writer thread, while the replay runs");
+        manager.get().shutdownAll();
         crashed.store().open();
         crashed.manager().shutdownAll(Duration.ZERO);
     }
