@@ -592,10 +592,10 @@ public final class MemoryManager implements AutoCloseable {
      * now, before any new write. Runs once; the first {@code syncAll} with a provider registered
      * runs it too, so calling it is only needed to replay at start-up rather than with the first
      * turn. It keeps at most two batches ({@code maxBatchSize} each, or the queue's capacity if
-     * less) queued ahead of the writer, so it returns once all but the last of them are
-     * delivered, after as long as the providers take; concurrent {@code syncAll} calls wait for
-     * it. A torn tail in the spool is reported and cut off, a corrupt
-     * record is reported with its offset and skipped, both counted in {@link
+     * less) queued ahead of the writer, so it returns once all but those are delivered, after as
+     * long as the providers take; concurrent {@code syncAll} calls wait for it, but for a provider
+     * writing back, whose write is queued at once. A torn tail in the spool is reported and cut
+     * off, a corrupt record is reported with its offset and skipped, both counted in {@link
      * SpoolFigures}.
      *
      * @return how many writes were replayed; 0 if the replay had already run

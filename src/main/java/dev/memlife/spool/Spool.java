@@ -456,8 +456,9 @@ public final class Spool implements WriteAheadLog {
     /**
      * Under the commit lock: takes the buffer's chunks, writes them (rolling segments where appends
      * did), forces them and gives the chunks back for reuse, then writes the delivery mark and
-     * deletes the segments every write of which was delivered. A disk failure is kept: later appends are refused, waiters get it. A commit that
-     * writes something is recorded as one {@link Events.SpoolCommit}.
+     * deletes the segments every write of which was delivered. A disk failure is kept: later
+     * appends are refused, waiters get it. A commit that writes something is recorded as one
+     * {@link Events.SpoolCommit}.
      */
     private void commitLocked(boolean closing) {
         // Read before the buffer is taken: a failed write kept again is appended before the writer

@@ -133,10 +133,7 @@ final class SpoolBuffer {
 
     /** Sets the chunk being filled aside and starts one for a record of {@code length} bytes in this segment. */
     private void nextChunk(int length) {
-        if (chunk != null && used > 0) {
-            filled.add(new Chunk(chunk, used, chunkSegment));
-            chunk = null;
-        }
+        setAsideFilled();
         if (chunk == null || chunk.length < length) { // an empty chunk of enough room is kept, for the new segment
             if (chunk != null) {
                 keep(chunk);
@@ -150,10 +147,7 @@ final class SpoolBuffer {
     /** Takes what was appended since the last take: the chunks are the committer's until {@link #giveBack}. */
     Taken take() {
         List<Chunk> chunks;
-        if (chunk != null && used > 0) {
-            filled.add(new Chunk(chunk, used, chunkSegment));
-            chunk = null;
-        }
+        setAsideFilled();
         if (filled.isEmpty()) {
             chunks = List.of();
         } else {
@@ -165,6 +159,14 @@ final class SpoolBuffer {
         buffered = 0;
         rolls = 0;
         return t;
+    }
+
+    /** Moves the chunk being filled, if it holds a record, to the filled ones; a new one is started for the next. */
+    private void setAsideFilled() {
+        if (chunk != null && used > 0) {
+            filled.add(new Chunk(chunk, used, chunkSegment));
+            chunk = null;
+        }
     }
 
     /** The committer is done with a take's chunks: they are kept for reuse, up to {@link #CHUNKS_KEPT}. */
