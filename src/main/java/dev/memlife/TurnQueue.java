@@ -110,7 +110,12 @@ final class TurnQueue extends TurnQueueTakerEnd {
 
     /** True while the queue holds as many writes as its capacity. */
     boolean isFull() {
-        return reserved() - taken >= capacity;
+        return untaken() >= capacity;
+    }
+
+    /** Writes reserved that the taker has not taken yet (as of its last {@link #endTake()}). */
+    long untaken() {
+        return reserved() - taken;
     }
 
     /** Writes reserved so far; final once the queue is closed. */

@@ -249,20 +249,15 @@ final class Writer {
         if (loop.thread() == null) {
             startWriterOrReject();
         }
-        if (queued() >= replayAhead && !awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
+        if (queue.untaken() >= replayAhead && !awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
             return false;
         }
         return admit(given.replay(route, position), null, Long.MAX_VALUE, false);
     }
 
-    /** {@return whether the calling thread is the writer's: a provider's call} */
+    /** {@return whether the calling thread is the writer's: a provider's call, which must not wait for the writer} */
     boolean onWriterThread() {
         return Thread.currentThread() == loop.thread();
-    }
-
-    /** {@return the writes reserved that the writer has not taken yet} */
-    private long queued() {
-        return queue.reserved() - queue.taken();
     }
 
     /**
@@ -287,7 +282,7 @@ final class Writer {
                 return false;
             }
             if (wait == null) {
-                long timeout = Thread.currentThread() == loop.thread() ? 0 : timeoutNanos; // a provider writing back
+                long timeout = onWriterThread() ? 0 : timeoutNanos; // a provider writing back
                 wait = Deadline.afterNanos(ticker, timeout);
             }
             if (!awaitRoom(wait, queue.capacity())) {
@@ -412,7 +407,7 @@ final class Writer {
             callersWaiting++;
             loop.endLinger(); // the writer makes room by taking a batch
             try {
-                while (queued() >= limit && state == State.RUNNING) {
+                while (queue.untaken() >= limit && state == State.RUNNING) {
                     if (wait.expired()) {
                         rejected.incrementAndGet();
                         throw queueFull(wait, false);
@@ -496,7 +491,7 @@ final class Writer {
         if (finished >= target) {
             return true;
         }
-        if (Thread.currentThread() == loop.thread()) {
+        if (onWriterThread()) {
             return false; // the writer cannot wait for itself
         }
         Events.Flush event = new Events.Flush();
