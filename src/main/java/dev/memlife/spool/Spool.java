@@ -22,6 +22,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
@@ -94,6 +96,8 @@ public final class Spool implements WriteAheadLog {
     private final boolean removeWhenEmpty;
     private final FileChannel lockChannel;
     private final FileLock fileLock;
+    /** This spool's entry in {@link Builder#HELD}: its directory's real path. */
+    private final Path heldAs;
 
     /** Orders appends with the manager's queue; also cut by the committer to take the buffer. */
     private final ReentrantLock order = new ReentrantLock();
@@ -139,8 +143,9 @@ public final class Spool implements WriteAheadLog {
     /** What the writer finished: updated after every write, so kept apart from the fields above. */
     private final DeliveredSoFar delivered;
 
-    private Spool(Builder b, FileChannel lockChannel, FileLock fileLock) throws IOException {
+    private Spool(Builder b, Path heldAs, FileChannel lockChannel, FileLock fileLock) throws IOException {
         this.dir = b.dir;
+        this.heldAs = heldAs;
         this.maxBytes = b.maxBytes;
         this.segmentBytes = b.segmentBytes;
         this.removeWhenEmpty = b.removeWhenEmpty;
@@ -274,6 +279,13 @@ public final class Spool implements WriteAheadLog {
         long held = heldLocked();
         long need = (long) length + header.length; // a new segment may be needed
         if (held + need > maxBytes) {
+            if (length + header.length <= maxBytes && delivered.position() >= appends.appendedPosition()) {
+                // Every write held was delivered: none of these bytes is needed. The write starts a
+                // new segment, so the committer seals the one being written and deletes it with the
+                // rest; a bound smaller than a segment never fills for good.
+                appends.rollBeforeNext();
+                return;
+            }
             rejectedFull.incrementAndGet();
             throw new SpoolFullException(dir, held, maxBytes, length, managerName);
         }
@@ -635,6 +647,8 @@ public final class Spool implements WriteAheadLog {
             lockChannel.close();
         } catch (IOException e) {
             LOG.warn("spool {}: could not release its lock file ({})", dir, e.toString());
+        } finally {
+            Builder.HELD.remove(heldAs); // after the OS lock is gone: no second channel while it is held
         }
     }
 
@@ -646,6 +660,13 @@ public final class Spool implements WriteAheadLog {
 
     /** Settings of a {@link Spool}. Not thread-safe. */
     public static final class Builder {
+
+        /**
+         * The real paths of the spool directories this JVM holds open. A lock file's OS lock
+         * belongs to the process, and closing any channel to the file releases it; so a second
+         * open in this JVM is refused here, before it opens a channel of its own.
+         */
+        static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
 
         private final Path dir;
         private long maxBytes = DEFAULT_MAX_BYTES;
@@ -723,9 +744,21 @@ public final class Spool implements WriteAheadLog {
          * @throws UncheckedIOException if the directory cannot be read or written
          */
         public Spool open() {
-            FileChannel lockChannel = null;
+            Path heldAs;
             try {
                 Files.createDirectories(dir);
+                heldAs = dir.toRealPath();
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not open spool " + dir, e);
+            }
+            // Checked before the lock file is opened: the OS lock is the process's, and closing
+            // any channel to the file (a refused second open's, say) would release it.
+            if (!HELD.add(heldAs)) {
+                throw new IllegalStateException("spool " + dir + " is in use by another manager in this JVM; a "
+                        + "spool serves one manager at a time");
+            }
+            FileChannel lockChannel = null;
+            try {
                 lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE,
                         StandardOpenOption.WRITE);
                 FileLock lock;
@@ -738,12 +771,14 @@ public final class Spool implements WriteAheadLog {
                     throw new IllegalStateException("spool " + dir + " is in use by another manager or process (its "
                             + LOCK_FILE + " is locked); a spool serves one manager at a time");
                 }
-                return new Spool(this, lockChannel, lock);
+                return new Spool(this, heldAs, lockChannel, lock);
             } catch (IOException e) {
                 closeQuietly(lockChannel);
+                HELD.remove(heldAs);
                 throw new UncheckedIOException("could not open spool " + dir, e);
             } catch (RuntimeException e) {
                 closeQuietly(lockChannel);
+                HELD.remove(heldAs);
                 throw e;
             }
         }
@@ -751,9 +786,9 @@ public final class Spool implements WriteAheadLog {
         private static void closeQuietly(FileChannel channel) {
             if (channel != null) {
                 try {
-                    channel.close(); // releases the lock too
-                } catch (IOException e) {
-                    e.addSuppressed(e);
+                    channel.close(); // releases the lock too, if it was taken
+                } catch (IOException ignored) {
+                    // the open's own failure is what the caller is told
                 }
             }
         }

@@ -69,6 +69,8 @@ final class SpoolBuffer {
     private long clockMillis;
     private long segment;
     private long segmentEnd;
+    /** Whether the next append starts a new segment, though it would fit in this one. */
+    private boolean rollNext;
     private long appendedCount;
     private long takenCount;
     /** Bytes appended this run: records, and the headers of the segments they started. */
@@ -99,7 +101,8 @@ final class SpoolBuffer {
      */
     long append(byte[] record, boolean seal, long seq) {
         int length = SpoolRecord.length(record);
-        if (segmentEnd > header.length && segmentEnd + length > segmentBytes) {
+        if (segmentEnd > header.length && (rollNext || segmentEnd + length > segmentBytes)) {
+            rollNext = false;
             segment++;
             segmentEnd = header.length;
             appendedBytes += header.length;
@@ -142,6 +145,15 @@ final class SpoolBuffer {
         }
         used = 0;
         chunkSegment = segment;
+    }
+
+    /**
+     * Makes the next append start a new segment even if it fits in this one, so that this one is
+     * sealed and, once the delivery mark passes its end, deleted; nothing happens if it holds no
+     * record yet.
+     */
+    void rollBeforeNext() {
+        rollNext = segmentEnd > header.length;
     }
 
     /** Takes what was appended since the last take: the chunks are the committer's until {@link #giveBack}. */

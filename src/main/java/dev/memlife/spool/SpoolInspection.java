@@ -106,8 +106,10 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         }
         long mark = readMark(dir);
         List<Segment> segments = new ArrayList<>();
-        for (long number : SpoolFiles.segmentNumbers(dir)) {
-            Segment segment = segment(dir, number, mark);
+        List<Long> numbers = SpoolFiles.segmentNumbers(dir);
+        for (long number : numbers) {
+            boolean sealed = number != numbers.get(numbers.size() - 1); // only the newest can have a torn tail
+            Segment segment = segment(dir, number, mark, sealed);
             if (segment != null) {
                 segments.add(segment);
             }
@@ -138,7 +140,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
     }
 
     /** One segment; null if it vanished (a running spool deleted it) before it could be read. */
-    private static Segment segment(Path dir, long number, long mark) {
+    private static Segment segment(Path dir, long number, long mark, boolean sealed) {
         Path path = SpoolFiles.segmentPath(dir, number);
         String name = path.getFileName().toString();
         long size;
@@ -166,10 +168,14 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         if (c == null) {
             return new Segment(name, number, "", size, 0, 0, Optional.empty(), List.of(), size, Optional.empty());
         }
-        List<Damage> damage = c.corrupt().stream().map(d -> new Damage(d.offset(), d.length(), d.reason())).toList();
+        List<SegmentFormat.Corruption> found = new ArrayList<>(c.corrupt());
+        if (sealed && c.tornTailBytes() > 0) {
+            found.add(SpoolScan.sealedTail(c)); // a newer segment follows: its tail is damage, not a torn write
+        }
+        List<Damage> damage = found.stream().map(d -> new Damage(d.offset(), d.length(), d.reason())).toList();
         return new Segment(name, number, c.idPrefix(), size, c.records(), pending[0],
                 pending[0] == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(oldest[0])), damage,
-                c.tornTailBytes(), Optional.empty());
+                sealed ? 0 : c.tornTailBytes(), Optional.empty());
     }
 
     /**

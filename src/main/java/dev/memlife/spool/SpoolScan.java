@@ -49,7 +49,9 @@ final class SpoolScan {
         long damaged = 0;
         long last = SpoolFiles.segment(mark);
         boolean deleted = false;
-        for (long number : SpoolFiles.segmentNumbers(dir)) {
+        List<Long> numbers = SpoolFiles.segmentNumbers(dir);
+        long newest = numbers.isEmpty() ? -1 : numbers.get(numbers.size() - 1);
+        for (long number : numbers) {
             last = Math.max(last, number);
             Path file = SpoolFiles.segmentPath(dir, number);
             long[] undelivered = {0};
@@ -68,7 +70,11 @@ final class SpoolScan {
                 deleted = true;
                 continue;
             }
-            torn += cutTornTail(dir, file, c);
+            if (number == newest) {
+                torn += cutTornTail(dir, file, c);
+            } else {
+                damaged += reportSealedTail(dir, file, c);
+            }
             damaged += report(dir, file, c.corrupt());
             if (undelivered[0] == 0) {
                 Files.delete(file); // every write in it was delivered
@@ -124,6 +130,24 @@ final class SpoolScan {
             ch.force(true);
         }
         return c.tornTailBytes();
+    }
+
+    /**
+     * A tail after the last record that checks, in a segment a newer one follows: damage, never a
+     * torn write. A segment is written whole and forced before the next is created, so a sealed
+     * one ends where its last record ends; what follows is reported and kept for inspection.
+     */
+    private static int reportSealedTail(Path dir, Path file, Summary c) {
+        if (c.tornTailBytes() == 0) {
+            return 0;
+        }
+        return report(dir, file, List.of(sealedTail(c)));
+    }
+
+    /** The damage a tail after the last record of a sealed segment is. */
+    static Corruption sealedTail(Summary c) {
+        return new Corruption(c.validLength(), c.tornTailBytes(), "bytes after the last record of a sealed segment "
+                + "(a newer segment follows it, so no write can have been torn there)");
     }
 
     private static int report(Path dir, Path file, List<Corruption> damage) {
