@@ -158,6 +158,22 @@ public final class Spool implements WriteAheadLog {
         this.segments = new SpoolSegments(dir, mark, found, bytes);
         this.delivered = new DeliveredSoFar(found.mark);
         this.corrupt.set(found.corrupt);
+        prepareCommitPath();
+    }
+
+    /**
+     * Loads and initialises what a group commit uses, at open rather than in the first commit: the
+     * commit's flight-recorder event (a fresh JVM's first event class registers with the recorder,
+     * some 400 ms under a recording) and the committer's classes. So the first commit of a run
+     * waits for the disk only.
+     */
+    private static void prepareCommitPath() {
+        Events.SpoolCommit event = new Events.SpoolCommit();
+        event.begin();
+        event.end();
+        if (event.shouldCommit()) {
+            event.manager = "";
+        }
     }
 
     /**
@@ -679,7 +695,9 @@ public final class Spool implements WriteAheadLog {
 
         /**
          * The spool's size bound, on disk and in its buffer: a write that would pass it is refused
-         * with {@link SpoolFullException}; default 1 GiB.
+         * with {@link SpoolFullException}, unless every write the spool holds was delivered (the
+         * write then starts a new segment, and the delivered ones are deleted), so a bound smaller
+         * than a segment never fills for good; default 1 GiB.
          *
          * @param maxBytes the bound; at least 1 KiB
          * @return this builder
