@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -75,6 +76,9 @@ class FlightRecorderEventsTest {
         return RecordingFile.readAllEvents(file).stream()
                 .filter(e -> e.getEventType().getName().equals(type))
                 .filter(e -> value.equals(e.getString(field)))
+                // by start: a recording is read in the order threads' buffers were written out, not in
+                // the order events began (two flushes on two threads came out the wrong way round)
+                .sorted(Comparator.comparing(RecordedEvent::getStartTime))
                 .collect(Collectors.toList());
     }
 
