@@ -188,7 +188,23 @@ final class SegmentFormat {
      * @param tornTailBytes bytes after {@code validLength} that are not a whole record; 0 if none
      *     (or if the visitor stopped the reading)
      */
-    record Summary(String idPrefix, long records, List<Corruption> corrupt, long validLength, long tornTailBytes) {}
+    record Summary(String idPrefix, long records, List<Corruption> corrupt, long validLength, long tornTailBytes) {
+
+        /**
+         * This summary for a sealed segment, one a newer segment follows: it was written whole and
+         * forced before the next was created, so it ends where its last record ends, and bytes
+         * after that are damage (reported and kept), never a torn write to cut.
+         */
+        Summary sealed() {
+            if (tornTailBytes == 0) {
+                return this;
+            }
+            List<Corruption> damage = new ArrayList<>(corrupt);
+            damage.add(new Corruption(validLength, tornTailBytes, "bytes after the last record of a sealed segment (a "
+                    + "newer segment follows it, so no write can have been torn there)"));
+            return new Summary(idPrefix, records, List.copyOf(damage), validLength, 0);
+        }
+    }
 
     /**
      * Reads a segment record by record, through {@code in}: a clean segment in bounded memory (a

@@ -158,22 +158,16 @@ public final class Spool implements WriteAheadLog {
         this.segments = new SpoolSegments(dir, mark, found, bytes);
         this.delivered = new DeliveredSoFar(found.mark);
         this.corrupt.set(found.corrupt);
-        prepareCommitPath();
     }
 
-    /**
-     * Loads and initialises what a group commit uses, at open rather than in the first commit: the
-     * commit's flight-recorder event (a fresh JVM's first event class registers with the recorder,
-     * some 400 ms under a recording) and the committer's classes. So the first commit of a run
-     * waits for the disk only.
-     */
-    private static void prepareCommitPath() {
+    static {
+        // The commit's flight-recorder event is initialised once, when the first spool opens, not
+        // in the first group commit: a fresh JVM's first event class registers with the recorder
+        // (some 400 ms under a recording), and the first commit should wait for the disk only.
         Events.SpoolCommit event = new Events.SpoolCommit();
         event.begin();
         event.end();
-        if (event.shouldCommit()) {
-            event.manager = "";
-        }
+        event.shouldCommit();
     }
 
     /**

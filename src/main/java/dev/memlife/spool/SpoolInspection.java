@@ -108,7 +108,7 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         List<Segment> segments = new ArrayList<>();
         List<Long> numbers = SpoolFiles.segmentNumbers(dir);
         for (long number : numbers) {
-            boolean sealed = number != numbers.get(numbers.size() - 1); // only the newest can have a torn tail
+            boolean sealed = number != numbers.get(numbers.size() - 1); // only the newest can end in a torn write
             Segment segment = segment(dir, number, mark, sealed);
             if (segment != null) {
                 segments.add(segment);
@@ -168,14 +168,13 @@ public record SpoolInspection(Path directory, long deliveredMark, List<Segment> 
         if (c == null) {
             return new Segment(name, number, "", size, 0, 0, Optional.empty(), List.of(), size, Optional.empty());
         }
-        List<SegmentFormat.Corruption> found = new ArrayList<>(c.corrupt());
-        if (sealed && c.tornTailBytes() > 0) {
-            found.add(SpoolScan.sealedTail(c)); // a newer segment follows: its tail is damage, not a torn write
+        if (sealed) {
+            c = c.sealed();
         }
-        List<Damage> damage = found.stream().map(d -> new Damage(d.offset(), d.length(), d.reason())).toList();
+        List<Damage> damage = c.corrupt().stream().map(d -> new Damage(d.offset(), d.length(), d.reason())).toList();
         return new Segment(name, number, c.idPrefix(), size, c.records(), pending[0],
                 pending[0] == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(oldest[0])), damage,
-                sealed ? 0 : c.tornTailBytes(), Optional.empty());
+                c.tornTailBytes(), Optional.empty());
     }
 
     /**

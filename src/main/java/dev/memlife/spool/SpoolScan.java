@@ -70,11 +70,10 @@ final class SpoolScan {
                 deleted = true;
                 continue;
             }
-            if (number == newest) {
-                torn += cutTornTail(dir, file, c);
-            } else {
-                damaged += reportSealedTail(dir, file, c);
+            if (number != newest) {
+                c = c.sealed(); // only the newest segment can end in a torn write
             }
+            torn += cutTornTail(dir, file, c);
             damaged += report(dir, file, c.corrupt());
             if (undelivered[0] == 0) {
                 Files.delete(file); // every write in it was delivered
@@ -130,24 +129,6 @@ final class SpoolScan {
             ch.force(true);
         }
         return c.tornTailBytes();
-    }
-
-    /**
-     * A tail after the last record that checks, in a segment a newer one follows: damage, never a
-     * torn write. A segment is written whole and forced before the next is created, so a sealed
-     * one ends where its last record ends; what follows is reported and kept for inspection.
-     */
-    private static int reportSealedTail(Path dir, Path file, Summary c) {
-        if (c.tornTailBytes() == 0) {
-            return 0;
-        }
-        return report(dir, file, List.of(sealedTail(c)));
-    }
-
-    /** The damage a tail after the last record of a sealed segment is. */
-    static Corruption sealedTail(Summary c) {
-        return new Corruption(c.validLength(), c.tornTailBytes(), "bytes after the last record of a sealed segment "
-                + "(a newer segment follows it, so no write can have been torn there)");
     }
 
     private static int report(Path dir, Path file, List<Corruption> damage) {

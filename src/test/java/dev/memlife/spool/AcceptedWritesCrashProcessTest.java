@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -75,7 +76,7 @@ class AcceptedWritesCrashProcessTest {
         stored.forEach(m -> times.merge(m, 1, Integer::sum));
         List<String> lost = accepted.stream().filter(m -> !times.containsKey(m)).toList();
         List<String> twice = times.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList();
-        Map<String, Long> lostByRun = new java.util.TreeMap<>();
+        Map<String, Long> lostByRun = new TreeMap<>();
         lost.forEach(m -> lostByRun.merge(m.substring(0, 3), 1L, Long::sum));
         System.out.println("AcceptedWritesCrashProcessTest seed=" + seed + ": " + accepted.size() + " accepted, "
                 + lost.size() + " lost at " + lostByRun.size() + " of " + KILLS + " kills " + lostByRun + ", "
