@@ -7,11 +7,18 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * One segment file being written: created with its header (the file and its directory forced, so
- * the segment exists after power loss), then written at its end and forced on demand. Not
- * thread-safe: the spool writes and forces under its commit lock.
+ * A file in the segment format written with plain writes: the file of failed writes a run keeps
+ * for the next start ({@code <n>.failed}). Created with its header (the file and its directory
+ * forced, so it exists after power loss), then written at its end and forced after each write.
+ * Not thread-safe: the spool uses it under its lock for failed writes.
  */
 final class SegmentFile implements AutoCloseable {
+
+    /**
+     * The most bytes given to one system call: the JDK copies a heap buffer into a direct one for
+     * the call and keeps that one for the thread's next write.
+     */
+    static final int WRITE_CHUNK = 128 * 1024;
 
     final long number;
     final Path path;
@@ -55,13 +62,12 @@ final class SegmentFile implements AutoCloseable {
 
     /**
      * Writes {@code bytes[from, from + count)} at the segment's end; to the page cache, not durable
-     * yet. It is written {@link SpoolBuffer#CHUNK} bytes at a time: the JDK copies a heap buffer
-     * into a direct one for the system call and keeps that one for the thread's next write, so one
-     * large write would hold as much native memory for the committer thread's life.
+     * yet. It is written {@link #WRITE_CHUNK} bytes at a time, so one large write never holds as
+     * much native memory for the writing thread's life.
      */
     void write(byte[] bytes, int from, int count) throws IOException {
-        for (int at = from, end = from + count; at < end; at += SpoolBuffer.CHUNK) {
-            writeFully(channel, ByteBuffer.wrap(bytes, at, Math.min(SpoolBuffer.CHUNK, end - at)));
+        for (int at = from, end = from + count; at < end; at += WRITE_CHUNK) {
+            writeFully(channel, ByteBuffer.wrap(bytes, at, Math.min(WRITE_CHUNK, end - at)));
         }
         size += count;
     }

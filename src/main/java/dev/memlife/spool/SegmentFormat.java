@@ -14,9 +14,12 @@ import java.util.zip.CRC32C;
  * the payload's length and the CRC32C of the length and the payload, both 4-byte big-endian ints.
  * The checksum covers the length, so a corrupt length is caught as surely as a corrupt payload.
  *
- * <p>Reading never trusts a record it cannot check. A record cut short by the end of the bytes
- * (a write the crash interrupted) is a <em>torn tail</em>: reported, with the length to cut the
- * segment back to, and never half-read. A record that fails its checksum in the middle is reported
+ * <p>A segment is written through a memory mapping that extends the file ahead of its records
+ * ({@link MappedSegment}), so zeros after the last record are space no record reached: <em>unwritten</em>,
+ * neither damage nor a torn write (a record's first eight bytes are never all zero: the checksum
+ * of a length is not zero). Reading never trusts a record it cannot check. Bytes after the last
+ * record that are not all zeros (a write the crash interrupted) are a <em>torn tail</em>: reported,
+ * with the length to cut the segment back to, and never half-read. A record that fails its checksum in the middle is reported
  * with its offset and skipped: the reader looks for the next offset where a record checks, so the
  * valid records around it are kept. A segment written by a newer format version is refused.
  *
@@ -115,45 +118,42 @@ final class SegmentFormat {
 
     /**
      * Whether the segment {@code in} is a header cut short: a segment whose creation a crash
-     * interrupted before its header was on disk (the spool forces the header before any record
-     * goes in, so such a segment holds no write). Empty, or shorter than the header it announces,
-     * and what is there is the start of a header: the magic as far as it goes, or zeros (a file
-     * whose size reached the disk before its data). Reads at most the header's bytes.
+     * interrupted before its header was stored or reached the disk (its records are forced with
+     * the header, so such a segment holds no write). Its bytes up to the last one that is not zero
+     * are shorter than the header they announce, and are the start of a header: the magic as far
+     * as it goes, or nothing (a file whose size reached the disk before its data, or one mapped
+     * before its header was stored). Reads at most the header's bytes.
      */
     static boolean isTornHeader(SegmentWindow in) {
-        if (in.size() >= HEADER_FIXED_BYTES + 0xFFFF) {
-            return false; // longer than any header: a segment, whole or damaged, not a header cut short
-        }
-        int length = (int) in.size();
-        in.load(0, length);
-        return isTornHeader(in.array(), in.index(0), length);
-    }
-
-    /** {@link #isTornHeader(SegmentWindow)} for the {@code length} bytes at {@code from}. */
-    private static boolean isTornHeader(byte[] bytes, int from, int length) {
-        if (allZeros(bytes, from, length)) {
+        long data = in.dataEnd();
+        if (data == 0) {
             return true;
         }
+        if (data >= HEADER_FIXED_BYTES + 0xFFFF) {
+            return false; // longer than any header: a segment, whole or damaged, not a header cut short
+        }
+        int length = (int) Math.min(in.size(), HEADER_FIXED_BYTES + 0xFFFF);
+        in.load(0, length);
+        return isTornHeader(in.array(), in.index(0), length, (int) data);
+    }
+
+    /**
+     * {@link #isTornHeader(SegmentWindow)} for the {@code length} bytes at {@code from}, zeros from
+     * {@code data} on.
+     */
+    private static boolean isTornHeader(byte[] bytes, int from, int length, int data) {
         byte[] magic = ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).array();
-        for (int i = 0; i < Math.min(4, length); i++) {
+        for (int i = 0; i < Math.min(4, Math.min(length, data)); i++) {
             if (bytes[from + i] != magic[i]) {
                 return false;
             }
         }
-        if (length < HEADER_FIXED_BYTES) {
-            return true;
+        if (length < HEADER_FIXED_BYTES || data < 8) {
+            return true; // the version (1 and up: its last byte is not zero) is not all there
         }
         int prefixLength = (bytes[from + 8] & 0xFF) << 8 | bytes[from + 9] & 0xFF;
-        return length < HEADER_FIXED_BYTES + prefixLength;
-    }
-
-    private static boolean allZeros(byte[] bytes, int from, int length) {
-        for (int i = from; i < from + length; i++) {
-            if (bytes[i] != 0) {
-                return false;
-            }
-        }
-        return true;
+        // a prefix is the UTF-8 of a name: its last byte is not zero
+        return length < HEADER_FIXED_BYTES + prefixLength || prefixLength > 0 && data < HEADER_FIXED_BYTES + prefixLength;
     }
 
     /** Told of a segment's header, then of each record that checks, in order, as it is read. */
@@ -185,10 +185,13 @@ final class SegmentFormat {
      * @param records the records that checked (up to where the reading stopped)
      * @param corrupt the damaged stretches in the middle, skipped
      * @param validLength the length to keep: up to the end of the last record that checked
-     * @param tornTailBytes bytes after {@code validLength} that are not a whole record; 0 if none
-     *     (or if the visitor stopped the reading)
+     * @param tornTailBytes bytes after {@code validLength} that are not a whole record, up to the
+     *     last byte that is not zero; 0 if none (or if the visitor stopped the reading)
+     * @param unwrittenBytes the zeros at the end, after the records and any torn tail: space no
+     *     record reached (0 if the visitor stopped the reading)
      */
-    record Summary(String idPrefix, long records, List<Corruption> corrupt, long validLength, long tornTailBytes) {
+    record Summary(String idPrefix, long records, List<Corruption> corrupt, long validLength, long tornTailBytes,
+            long unwrittenBytes) {
 
         /**
          * This summary for a sealed segment, one a newer segment follows: it was written whole and
@@ -202,7 +205,7 @@ final class SegmentFormat {
             List<Corruption> damage = new ArrayList<>(corrupt);
             damage.add(new Corruption(validLength, tornTailBytes, "bytes after the last record of a sealed segment (a "
                     + "newer segment follows it, so no write can have been torn there)"));
-            return new Summary(idPrefix, records, List.copyOf(damage), validLength, 0);
+            return new Summary(idPrefix, records, List.copyOf(damage), validLength, 0, unwrittenBytes);
         }
     }
 
@@ -247,27 +250,30 @@ final class SegmentFormat {
         long records = 0;
         long validEnd = headerLength;
         long at = headerLength;
-        while (at < size) {
+        long data = in.dataEnd(); // a record starts before it: its first eight bytes are not all zero
+        while (at < data) {
             int length = checkedLength(in, at, crc);
             if (length >= 0) {
                 records++;
                 validEnd = at + RECORD_OVERHEAD + length;
                 if (!visitor.record(at, in.array(), in.index(at) + RECORD_OVERHEAD, length)) {
-                    return new Summary(idPrefix, records, corrupt, validEnd, 0);
+                    return new Summary(idPrefix, records, corrupt, validEnd, 0, 0);
                 }
                 at = validEnd;
                 continue;
             }
             String reason = reason(in, at);
-            in.load(at, (int) Math.min(size - at, MAX_HELD)); // rare: damage; hold the rest to search it
-            long next = nextRecord(in, at + 1, crc);
+            // rare: damage; hold the rest of the data, and a record past it, to search it
+            in.load(at, (int) Math.min(Math.min(size, data + RECORD_OVERHEAD + MAX_PAYLOAD) - at, MAX_HELD));
+            long next = nextRecord(in, at + 1, data, crc);
             if (next < 0) {
                 break; // nothing checks after it: a torn tail
             }
             corrupt.add(new Corruption(at, next - at, reason));
             at = next;
         }
-        return new Summary(idPrefix, records, corrupt, validEnd, size - validEnd);
+        long end = Math.max(validEnd, data);
+        return new Summary(idPrefix, records, corrupt, validEnd, end - validEnd, size - end);
     }
 
     /** The payload length of a record that checks at {@code at}; -1 if none does. */
@@ -288,9 +294,9 @@ final class SegmentFormat {
         return (int) crc.getValue() == in.getInt(at + 4) ? length : -1;
     }
 
-    /** The first offset from {@code from} where a record checks; -1 if there is none. */
-    private static long nextRecord(SegmentWindow in, long from, CRC32C crc) {
-        for (long at = from; at <= in.size() - RECORD_OVERHEAD; at++) {
+    /** The first offset in {@code [from, before)} where a record checks; -1 if there is none. */
+    private static long nextRecord(SegmentWindow in, long from, long before, CRC32C crc) {
+        for (long at = from; at < before && at <= in.size() - RECORD_OVERHEAD; at++) {
             if (checkedLength(in, at, crc) >= 0) {
                 return at;
             }

@@ -29,6 +29,8 @@ final class SegmentWindow implements AutoCloseable {
     private long start;
     /** How many bytes of {@code buffer} hold the segment's, from {@code start}. */
     private int held;
+    /** See {@link #dataEnd()}; -1 until computed. */
+    private long dataEnd = -1;
 
     private SegmentWindow(FileChannel channel, String name, long size, byte[] buffer, int held) {
         this.channel = channel;
@@ -68,6 +70,53 @@ final class SegmentWindow implements AutoCloseable {
     /** {@return the segment's length in bytes} */
     long size() {
         return size;
+    }
+
+    /**
+     * {@return the offset just past the segment's last byte that is not zero; 0 if every byte is}
+     * A segment is written through a mapping that extends its file ahead of the records, so the
+     * zeros after this are space no record reached. Read from the end, {@value #CHUNK} bytes at a
+     * time, apart from the window (whose place it does not move); computed once.
+     */
+    long dataEnd() {
+        if (dataEnd < 0) {
+            dataEnd = channel == null ? lastNonZero(buffer, 0, held) + 1 : scanFromTheEnd();
+        }
+        return dataEnd;
+    }
+
+    private long scanFromTheEnd() {
+        byte[] block = new byte[(int) Math.min(size, CHUNK)];
+        try {
+            for (long blockEnd = size; blockEnd > 0; ) {
+                long blockStart = Math.max(0, blockEnd - block.length);
+                ByteBuffer into = ByteBuffer.wrap(block, 0, (int) (blockEnd - blockStart));
+                while (into.hasRemaining()) {
+                    if (channel.read(into, blockStart + into.position()) < 0) {
+                        throw new IOException("the file ended at " + (blockStart + into.position()) + " bytes, "
+                                + "before its " + size + " bytes were read (was it cut while being read?)");
+                    }
+                }
+                int last = lastNonZero(block, 0, into.position());
+                if (last >= 0) {
+                    return blockStart + last + 1;
+                }
+                blockEnd = blockStart;
+            }
+            return 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read spool segment " + name, e);
+        }
+    }
+
+    /** {@return the index of the last byte of {@code bytes[from, to)} that is not zero; -1 if none} */
+    private static int lastNonZero(byte[] bytes, int from, int to) {
+        for (int i = to - 1; i >= from; i--) {
+            if (bytes[i] != 0) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /**

@@ -36,10 +36,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The durable write-ahead spool of one {@link dev.memlife.MemoryManager}: every write is appended
- * here, checksummed, before it is queued, and group-committed to disk; a manager that starts on a
- * spool an earlier run left writes in replays them before its first new write. Build a manager
- * with it: {@code MemoryManager.builder().spool(Spool.open(dir))}.
+ * The durable write-ahead spool of one {@link dev.memlife.MemoryManager}: every write is stored
+ * here, checksummed, before it is queued, so it survives a crash of the process the moment the
+ * write is accepted, and group-committed to disk, so it survives power loss once forced; a manager
+ * that starts on a spool an earlier run left writes in replays them before its first new write.
+ * Build a manager with it: {@code MemoryManager.builder().spool(Spool.open(dir))}.
  *
  * <h2>On disk</h2>
  *
@@ -48,16 +49,19 @@ import org.slf4j.LoggerFactory;
  * by CRC32C), the delivery mark ({@code delivered.mark}) and a lock file ({@code spool.lock}),
  * held while a manager uses the spool, so two managers or processes never write one spool.
  *
- * <h2>What is durable when</h2>
+ * <h2>What survives what</h2>
  *
  * <ul>
- *   <li><b>A segment</b> exists after power loss once it is created: its header is written, and
- *       the file and then its directory are forced, before the first record goes into it.
- *   <li><b>A write</b> is in the page cache once its group commit has written it (it then
- *       survives {@code kill -9} and an OOM kill), and on disk once that commit's force returned
- *       ({@link dev.memlife.MemoryManager#awaitDurable}). The spool's committer thread starts a
- *       group commit as soon as writes wait for one, so without waiting a write is durable within
- *       one commit: a force, some 150 µs on this project's test machine, plus the writes before it.
+ *   <li><b>An accepted write</b> survives {@code kill -9}, an OOM kill and a JVM crash: its record
+ *       is stored into a memory-mapped window of the segment being written, under the order lock,
+ *       before the write is queued ({@link MappedSegment}), so it is in the kernel's page cache,
+ *       which outlives the process, before {@code syncAll} returns.
+ *   <li><b>A durable write</b> survives power loss too: it is on disk once a group commit's force
+ *       returned ({@link dev.memlife.MemoryManager#awaitDurable}). The spool's committer thread
+ *       starts a group commit as soon as writes wait for one, so without waiting a write is durable
+ *       within one commit: a force of the records stored since the last.
+ *   <li><b>A segment</b> is found after power loss once its first records are forced: the first
+ *       force into it forces its directory first.
  *   <li><b>The delivery mark</b> (the position up to which every write was handed to every
  *       provider) is written after each commit and at close, and is not forced: after power loss
  *       it may be older than the truth, which replays writes the idempotent store already holds.
@@ -65,18 +69,22 @@ import org.slf4j.LoggerFactory;
  *       forced; until then it may come back after power loss, with the same effect as an old mark.
  * </ul>
  *
- * After a crash, a segment may end in a torn record (a write the crash cut short, never confirmed
- * durable): the next open reports it and cuts it off. A record damaged in the middle is reported
- * with its offset and skipped; the records around it are kept. A newest segment whose header a
- * crash cut short (its creation interrupted: no write can be in it) is reported and deleted.
+ * After a crash, a segment ends in zeros (space a mapping reached and no record did: cut at the
+ * next open), and the newest may end in a torn record (a write the crash cut short while it was
+ * stored, or power loss in the middle of unforced pages; never confirmed durable): the next open
+ * reports it and cuts it off. Bytes that are not a record at the end of an older segment, or in
+ * the middle of any, are damage: reported with their offset and skipped; the records around them
+ * are kept. A newest segment whose header a crash cut short (its creation interrupted: no write
+ * can be in it) is reported and deleted.
  *
  * <h2>Its parts</h2>
  *
- * {@link SpoolScan} is what the open finds; {@link SpoolBuffer} holds the writes appended under
- * the order lock until a commit takes them; {@link CommitterThread} runs the commits, on demand;
- * {@link SpoolSegments} writes and forces them into the segment files, records the delivery mark
- * and deletes what it passed; {@link SpoolRecord} and {@link SegmentFormat} are the bytes. This
- * class ties them to the manager: appends, durability waits, failed writes kept, replay, figures.
+ * {@link SpoolScan} is what the open finds; {@link SpoolAppender} stores the appends into the
+ * mapped segment under the order lock; {@link CommitterThread} runs the commits, on demand; {@link
+ * SpoolSegments} forces what the appends stored, seals the segments they finished, records the
+ * delivery mark and deletes what it passed; {@link SpoolRecord} and {@link SegmentFormat} are the
+ * bytes. This class ties them to the manager: appends, durability waits, failed writes kept,
+ * replay, figures.
  *
  * <p>Thread-safe. Closed by the manager's shutdown.
  */
@@ -101,8 +109,8 @@ public final class Spool implements WriteAheadLog {
 
     /** Orders appends with the manager's queue; also cut by the committer to take the buffer. */
     private final ReentrantLock order = new ReentrantLock();
-    /** The writes appended since the last commit took them; under {@link #order}. */
-    private final SpoolBuffer appends;
+    /** Stores the appends into the segment being written; under {@link #order}. */
+    private final SpoolAppender appends;
     /** Commits whenever writes wait; started on demand, gone when idle. */
     private final CommitterThread committer;
     /** One group commit at a time; guards the files, the segments and the mark's last written value. */
@@ -122,7 +130,7 @@ public final class Spool implements WriteAheadLog {
     private volatile IOException failure;
     private volatile boolean closed;
     /**
-     * With the bytes appended this run ({@link SpoolBuffer#appendedBytes}), the bytes on disk and in
+     * With the bytes appended this run ({@link SpoolAppender#appendedBytes}), the bytes on disk and in
      * the buffer, which the size bound counts: the segments of earlier runs, this run's first
      * header and kept failed writes, less what was deleted. Appends count under the order lock
      * instead, without an atomic per write.
@@ -152,7 +160,7 @@ public final class Spool implements WriteAheadLog {
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
         this.committer = new CommitterThread(dir, this::hasWork, this::commitOnce, () -> closed);
-        this.appends = new SpoolBuffer(segmentBytes, committer::wake);
+        this.appends = new SpoolAppender(dir, segmentBytes, committer::wake);
         DeliveryMark mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
         this.segments = new SpoolSegments(dir, mark, found, bytes);
@@ -209,9 +217,6 @@ public final class Spool implements WriteAheadLog {
                         + "'; a spool serves one manager: open another directory for manager '" + managerName + "'");
             }
             byte[] head = SegmentFormat.header(idPrefix);
-            segments.start(found.nextSegment, head);
-            this.header = head;
-            this.managerName = managerName;
             order.lock();
             try {
                 appends.start(found.nextSegment, head);
@@ -219,6 +224,9 @@ public final class Spool implements WriteAheadLog {
             } finally {
                 order.unlock();
             }
+            segments.start(found.nextSegment, head.length);
+            this.header = head;
+            this.managerName = managerName;
             committer.use(threads);
             carryFailedEarlier();
         } catch (IOException e) {
@@ -241,7 +249,9 @@ public final class Spool implements WriteAheadLog {
         order.lock();
         try {
             for (Turn t : found.failedEarlier) {
-                carried.add(appends.append(SpoolRecord.encodeKept(t), false, 0));
+                byte[] record = SpoolRecord.encodeKept(t);
+                appends.prepare(record.length);
+                carried.add(appends.append(record, false, 0));
             }
         } finally {
             order.unlock();
@@ -294,10 +304,20 @@ public final class Spool implements WriteAheadLog {
                 // new segment, so the committer seals the one being written and deletes it with the
                 // rest; a bound smaller than a segment never fills for good.
                 appends.rollBeforeNext();
-                return;
+            } else {
+                rejectedFull.incrementAndGet();
+                throw new SpoolFullException(dir, held, maxBytes, length, managerName);
             }
-            rejectedFull.incrementAndGet();
-            throw new SpoolFullException(dir, held, maxBytes, length, managerName);
+        }
+        try {
+            appends.prepare(length);
+        } catch (IOException e) {
+            throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
+                    + " could not make room for the write (" + e.getMessage() + "); the write was not accepted and "
+                    + "is counted as rejected", e);
+        } catch (IllegalStateException e) {
+            throw new RejectedExecutionException("the spool of memory manager '" + managerName + "' in " + dir
+                    + " is closed; the write was not accepted and is counted as rejected", e);
         }
     }
 
@@ -476,56 +496,68 @@ public final class Spool implements WriteAheadLog {
     }
 
     /**
-     * Under the commit lock: takes the buffer's chunks, writes them (rolling segments where appends
-     * did), forces them and gives the chunks back for reuse, then writes the delivery mark and
-     * deletes the segments every write of which was delivered. A disk failure is kept: later
-     * appends are refused, waiters get it. A commit that writes something is recorded as one
-     * {@link Events.SpoolCommit}.
+     * Under the commit lock: takes what the appends left (at close, ending them first) and forces
+     * it, unmapping the windows they moved past and sealing the segments they finished, then writes
+     * the delivery mark and deletes the segments every write of which was delivered. A disk
+     * failure is kept: later appends are refused, waiters get it; at close the windows are still
+     * unmapped and the segments sealed. A commit that forces something is recorded as one {@link
+     * Events.SpoolCommit}.
      */
     private void commitLocked(boolean closing) {
-        // Read before the buffer is taken: a failed write kept again is appended before the writer
+        // Read before the appends are taken: a failed write kept again is appended before the writer
         // marks it delivered, so a mark read now never passes a kept write this commit misses.
         long deliveredUpTo = delivered.position();
-        if (failure == null) {
-            SpoolBuffer.Taken taken;
+        if (failure == null || closing) {
+            SpoolAppender.Taken taken;
             order.lock();
             try {
+                if (closing) {
+                    appends.close(); // later appends are refused: the windows are unmapped below
+                }
                 taken = appends.take();
             } finally {
                 order.unlock();
             }
-            if (taken.bytes() > 0) {
+            if (failure != null) {
+                release(taken);
+            } else if (taken.bytes() > 0 || !taken.retired().isEmpty()) {
                 Events.SpoolCommit event = new Events.SpoolCommit();
                 event.begin();
                 try {
-                    segments.write(taken.chunks());
-                    groupCommits++;
+                    segments.force(taken, true);
                     durablePosition = taken.position();
                 } catch (IOException e) {
                     failure = e;
-                    LOG.error("spool {} of memory manager '{}' failed to write or force; it refuses new writes, and "
-                            + "the writes not yet forced are delivered but not durable", dir, managerName, e);
+                    LOG.error("spool {} of memory manager '{}' failed to force; it refuses new writes, and the writes "
+                            + "not yet forced are delivered and survive a crash of the process, but not power loss",
+                            dir, managerName, e);
                 }
                 event.end();
-                if (event.shouldCommit()) {
-                    event.manager = managerName;
-                    event.directory = dir.toString();
-                    event.writes = taken.writes();
-                    event.bytes = taken.bytes();
-                    event.segmentsStarted = taken.segmentsStarted();
-                    event.closing = closing;
-                    event.failed = failure != null;
-                    event.commit();
-                }
-                order.lock();
-                try {
-                    appends.giveBack(taken);
-                } finally {
-                    order.unlock();
+                if (taken.bytes() > 0) { // not the seal alone of a segment already forced
+                    groupCommits++;
+                    if (event.shouldCommit()) {
+                        event.manager = managerName;
+                        event.directory = dir.toString();
+                        event.writes = taken.writes();
+                        event.bytes = taken.bytes();
+                        event.segmentsStarted = taken.segmentsStarted();
+                        event.closing = closing;
+                        event.failed = failure != null;
+                        event.commit();
+                    }
                 }
             }
         }
         segments.markAndClean(deliveredUpTo, closing);
+    }
+
+    /** Unmaps and seals what a failed spool's appends left, unforced. */
+    private void release(SpoolAppender.Taken taken) {
+        try {
+            segments.force(taken, false);
+        } catch (IOException e) {
+            throw new AssertionError("nothing is forced", e);
+        }
     }
 
     // ---- replay ---------------------------------------------------------------------------------

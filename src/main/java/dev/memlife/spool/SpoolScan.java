@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What opening a spool finds in its directory: every segment checked record by record, torn tails
- * reported and cut off, damage in the middle reported with its offset, segments whose writes were
+ * reported and cut off, the zeros a mapping left after the last record cut off, damage in the
+ * middle reported with its offset, segments whose writes were
  * all delivered deleted (and so is a newest segment whose header a crash cut short), and the failed
  * writes earlier runs kept. The spool replays what is left.
  */
@@ -74,6 +75,9 @@ final class SpoolScan {
                 c = c.sealed(); // only the newest segment can end in a torn write
             }
             torn += cutTornTail(dir, file, c);
+            if (c.tornTailBytes() == 0 && c.unwrittenBytes() > 0) {
+                cut(file, Files.size(file) - c.unwrittenBytes()); // space a mapping reached and no record did
+            }
             damaged += report(dir, file, c.corrupt());
             if (undelivered[0] == 0) {
                 Files.delete(file); // every write in it was delivered
@@ -124,11 +128,15 @@ final class SpoolScan {
         }
         LOG.warn("spool {}: segment {} ends in a torn record of {} bytes at offset {} (a write a crash cut short, "
                 + "never confirmed durable); cut off", dir, file.getFileName(), c.tornTailBytes(), c.validLength());
+        cut(file, c.validLength());
+        return c.tornTailBytes();
+    }
+
+    private static void cut(Path file, long length) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            ch.truncate(c.validLength());
+            ch.truncate(length);
             ch.force(true);
         }
-        return c.tornTailBytes();
     }
 
     private static int report(Path dir, Path file, List<Corruption> damage) {

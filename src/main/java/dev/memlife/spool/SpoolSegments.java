@@ -8,21 +8,26 @@ import static dev.memlife.spool.SpoolFiles.segmentPath;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A spool's segment files on disk and its delivery mark: this run's segment being written, the
- * sealed ones before it, each commit written and forced into them, and the segments the mark has
- * passed deleted. Not thread-safe: the spool uses it under its commit lock (only {@link #count}
- * and {@link #markTried} may be read anywhere).
+ * A spool's segment files on disk and its delivery mark: each commit's records forced (the windows
+ * the appends moved past forced and unmapped, a segment they finished sealed), the sealed segments
+ * kept, and those the mark has passed deleted. Not thread-safe: the spool uses it under its commit
+ * lock (only {@link #count} and {@link #markTried} may be read anywhere).
  */
 final class SpoolSegments {
 
     private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
+
+    /**
+     * Run before each commit's force, if set: for crash tests that hold a force in flight (a slow
+     * disk's stand-in). Null in production.
+     */
+    static volatile Runnable beforeForce;
 
     private final Path dir;
     private final DeliveryMark mark;
@@ -30,8 +35,10 @@ final class SpoolSegments {
     private final AtomicLong bytes;
     /** Sealed segments on disk (from earlier runs, or rolled): number to size. */
     private final TreeMap<Long, Long> sealed = new TreeMap<>();
-    private SegmentFile current;
-    private byte[] header;
+    /** The number of this run's segment being written, and how far its records are forced. */
+    private long current = -1;
+    private long forced;
+    private int headerLength;
     private long markWritten;
     /** The last position {@link #markAndClean} was given, written or not; read anywhere. */
     private volatile long markTried;
@@ -49,38 +56,62 @@ final class SpoolSegments {
         bytes.addAndGet(found.bytes());
     }
 
-    /** Creates this run's first segment, numbered {@code number}, with {@code header} (forced). */
-    void start(long number, byte[] header) throws IOException {
-        current = SegmentFile.create(number, segmentPath(dir, number), header);
-        this.header = header;
+    /** This run's first segment, numbered {@code number}, was created with a header of {@code headerLength}. */
+    void start(long number, int headerLength) {
+        this.current = number;
+        this.forced = position(number, 0); // its header is forced with its first records
+        this.headerLength = headerLength;
         count = sealed.size() + 1;
-        bytes.addAndGet(header.length);
+        bytes.addAndGet(headerLength);
     }
 
     /**
-     * Writes a commit's records and forces them: each segment the appends started is created (its
-     * header and directory forced) after the one before it is written, forced and sealed.
+     * Forces a commit's records to disk: the windows the appends moved past, in order, each forced
+     * and unmapped (and its segment sealed where it ended one), then the window written now, up
+     * to {@code taken.position()}. After a failure the windows moved past are still unmapped and
+     * their segments sealed, unforced: what was forced before it stays durable.
      *
-     * @param chunks the records, in order, each chunk in one segment: this one or a later one
+     * @param forcing false to unmap and seal only (a spool whose disk failed, closing)
      */
-    void write(List<SpoolBuffer.Chunk> chunks) throws IOException {
-        for (SpoolBuffer.Chunk chunk : chunks) {
-            while (chunk.segment() > current.number) {
-                roll();
-            }
-            current.write(chunk.bytes(), 0, chunk.length());
+    void force(SpoolAppender.Taken taken, boolean forcing) throws IOException {
+        Runnable hook = beforeForce;
+        if (forcing && hook != null) {
+            hook.run();
         }
-        current.force();
+        IOException failed = null;
+        for (SpoolAppender.Retired r : taken.retired()) {
+            boolean noRecord = r.lastOfSegment() && r.window().start() == 0 && r.end() == headerLength;
+            if (forcing && failed == null && !noRecord) { // a segment that holds no record is deleted, not forced
+                try {
+                    forceUpTo(r.window(), r.end());
+                } catch (IOException e) {
+                    failed = e;
+                }
+            }
+            r.window().unmap();
+            if (r.lastOfSegment()) {
+                long number = r.window().segment().number;
+                r.window().segment().seal(r.end());
+                sealed.put(number, r.end());
+                current = number + 1;
+                forced = position(current, 0); // the next segment's header is forced with its first records
+                count = sealed.size() + 1;
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
+        MappedSegment.Window now = taken.current();
+        if (forcing && now != null && now.segment().number == segment(taken.position())) {
+            forceUpTo(now, offset(taken.position()));
+        }
     }
 
-    /** Forces and seals the segment being written, and creates the next. */
-    private void roll() throws IOException {
-        current.force();
-        sealed.put(current.number, current.size());
-        current.close();
-        long next = current.number + 1;
-        current = SegmentFile.create(next, segmentPath(dir, next), header);
-        count = sealed.size() + 1;
+    /** Forces the window's records from where the last force ended, up to offset {@code to}. */
+    private void forceUpTo(MappedSegment.Window w, long to) throws IOException {
+        long from = segment(forced) == w.segment().number ? Math.max(offset(forced), w.start()) : w.start();
+        w.force(from, to);
+        forced = Math.max(forced, position(w.segment().number, to));
     }
 
     /**
@@ -108,16 +139,14 @@ final class SpoolSegments {
                 Files.deleteIfExists(segmentPath(dir, first));
                 deleted = true;
             }
-            boolean lastDelivered = current != null && (current.size() == header.length // no write in it
-                    || markWritten >= position(current.number, current.size()));
-            if (closing && lastDelivered) {
-                current.close();
-                Files.deleteIfExists(current.path);
-                bytes.addAndGet(-current.size());
-                current = null;
+            Long last = sealed.get(current - 1);
+            if (closing && last != null && last == headerLength && sealed.lastKey() == current - 1) {
+                // this run's last segment, sealed at close, holds no write: nothing to replay in it
+                bytes.addAndGet(-sealed.remove(current - 1));
+                Files.deleteIfExists(segmentPath(dir, current - 1));
                 deleted = true;
             }
-            count = sealed.size() + (current == null ? 0 : 1);
+            count = sealed.size() + (closing ? 0 : 1);
             if (deleted) {
                 SegmentFile.forceDirectory(dir);
             }
@@ -128,16 +157,13 @@ final class SpoolSegments {
     }
 
     /**
-     * Closes the segment being written and the mark file.
+     * Closes the mark file, after the final commit sealed this run's last segment.
      *
      * @return whether no segment is left on disk
      */
     boolean close() throws IOException {
-        if (current != null) {
-            current.close();
-        }
         mark.close();
-        return current == null && sealed.isEmpty();
+        return sealed.isEmpty();
     }
 
     /** {@return the delivery mark last written to the mark file} */

@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The child JVM of {@link AcceptedWritesCrashProcessTest}: one {@link MemoryManager} on a {@link
@@ -17,7 +19,11 @@ import java.util.List;
  * as a {@link ChildJvm#DURABLE} line (the protocol's word for "confirmed": here, accepted). In
  * {@code replay} mode it only replays, then shuts down cleanly and exits 0.
  *
- * <p>Usage: {@code AcceptedCrashChildMain write|replay <spool dir> <sqlite file> <run>}.
+ * <p>With a fifth argument {@code n > 0}, the spool's {@code n}-th force and every one after it
+ * is held until the kill (a disk that stopped answering): it prints {@code FORCE_HELD} when the
+ * hold begins, and from then on no write becomes durable, though writes are still accepted.
+ *
+ * <p>Usage: {@code AcceptedCrashChildMain write|replay <spool dir> <sqlite file> <run> [holdFrom]}.
  */
 public final class AcceptedCrashChildMain {
 
@@ -32,6 +38,18 @@ public final class AcceptedCrashChildMain {
         String mode = args[0];
         String run = args[3];
         ChildOutput.say("STARTING " + run);
+        int holdFrom = args.length > 4 ? Integer.parseInt(args[4]) : 0;
+        if (holdFrom > 0) {
+            AtomicInteger forces = new AtomicInteger();
+            SpoolSegments.beforeForce = () -> {
+                if (forces.incrementAndGet() >= holdFrom) {
+                    ChildOutput.say("FORCE_HELD at force " + forces.get());
+                    for (;;) {
+                        LockSupport.park(); // until the kill
+                    }
+                }
+            };
+        }
         MemoryManager manager = MemoryManager.builder().name("accepted-" + run).spool(Spool.open(Path.of(args[1])))
                 .queueCapacity(QUEUE).maxBatchSize(BATCH).enqueueTimeout(Duration.ofSeconds(20))
                 .drainTimeout(Duration.ofSeconds(30)).build();

@@ -1,7 +1,6 @@
 package dev.memlife.spool;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,16 +22,19 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 25's acceptance check, not yet met, so opt-in ({@code -Dmemlife.crash.accepted=true}):
- * a child JVM ({@link AcceptedCrashChildMain}) takes writes from four producers on plain {@code
- * syncAll} and prints each one accepted; it is SIGKILLed at 20 seeded points under load, restarted
- * on the same spool and SQLite store each time, and a last run replays and shuts down cleanly.
- * Then every accepted write must be stored exactly once, and each producer's writes in its order.
+ * Every write {@code syncAll} accepted survives kill -9: a child JVM ({@link AcceptedCrashChildMain})
+ * takes writes from four producers on plain {@code syncAll} (no durable wait) and prints each one
+ * accepted; it is SIGKILLed at 20 seeded points under load, restarted on the same spool and SQLite
+ * store each time, and a last run replays and shuts down cleanly. Then every accepted write must
+ * be stored exactly once, and each producer's writes in its order.
  *
- * <p>Today the spool keeps a write from a kill once its group commit wrote it; what was accepted
- * while a force was under way is in the process's buffer, so this fails with the writes lost
- * listed. It joins the default build once accepted writes reach the kernel before {@code syncAll}
- * returns. {@code -Dmemlife.crash.seed=<seed>} replays a run's kill points.
+ * <p>The kill points are of three kinds. Two are <em>early</em>: the spool's first force is held
+ * (a disk that does not answer), and the kill comes after the first few writes, in the first
+ * moments of a fresh JVM, before any force returned. Six are <em>held</em>: a later force is
+ * held, and the kill comes once the hold began and more writes were accepted behind it. The rest
+ * are <em>free</em>: the committer forces as it likes. An accepted write is in the kernel's page
+ * cache before {@code syncAll} returns, so none of them may lose one. {@code
+ * -Dmemlife.crash.seed=<seed>} replays a run's kill points.
  */
 @Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class AcceptedWritesCrashProcessTest {
@@ -46,7 +48,6 @@ class AcceptedWritesCrashProcessTest {
 
     @Test
     void everyWriteSyncAllAcceptedIsStoredOnceInItsProducersOrderAcrossTwentyKills() throws Exception {
-        assumeTrue(Boolean.getBoolean("memlife.crash.accepted"), "opt-in: -Dmemlife.crash.accepted=true");
         long seed = Long.getLong("memlife.crash.seed", System.nanoTime());
         Random rnd = new Random(seed);
         Path spool = tmp.resolve("spool");
@@ -56,14 +57,26 @@ class AcceptedWritesCrashProcessTest {
         List<String> runs = new ArrayList<>();
         for (int i = 0; i < KILLS; i++) {
             String tag = String.format("k%02d", i);
-            int killAfter = (int) Math.round(Math.exp(rnd.nextDouble() * Math.log(MAX_ACCEPTED)));
+            boolean early = i < 2;
+            boolean held = i % 3 == 2;
+            int killAfter = early ? 1 + rnd.nextInt(20)
+                    : (int) Math.round(Math.exp(rnd.nextDouble() * Math.log(MAX_ACCEPTED)));
+            int holdFrom = early ? 1 : held ? 1 + rnd.nextInt(50) : 0;
+            long startedAt = System.nanoTime();
             try (ChildJvm child = ChildJvm.start(tag, tmp.resolve("stderr"), AcceptedCrashChildMain.class, "write",
-                    spool.toString(), db.toString(), tag)) {
+                    spool.toString(), db.toString(), tag, Integer.toString(holdFrom))) {
                 child.awaitLine("READY", WAIT);
-                child.awaitDurable(killAfter, WAIT);
+                int before = child.durableCount();
+                if (holdFrom > 0) {
+                    child.awaitLine("FORCE_HELD", WAIT);
+                }
+                child.awaitDurable(held ? child.durableCount() + killAfter : killAfter, WAIT);
                 child.kill(WAIT);
+                long ms = (System.nanoTime() - startedAt) / 1_000_000;
                 accepted.addAll(child.durable());
-                runs.add(tag + ": killed after " + child.durableCount() + " accepted");
+                runs.add(tag + (early ? " early" : held ? " held from force " + holdFrom : " free") + ": killed after "
+                        + child.durableCount() + " accepted (" + (child.durableCount() - before) + " after READY), "
+                        + ms + " ms after the JVM was started");
             }
         }
         try (ChildJvm last = ChildJvm.start("last", tmp.resolve("stderr"), AcceptedCrashChildMain.class, "replay",

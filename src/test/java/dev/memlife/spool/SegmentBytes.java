@@ -30,7 +30,7 @@ final class SegmentBytes {
      * and the bytes that hold their payloads.
      */
     record Contents(String idPrefix, int headerLength, List<Entry> entries, List<SegmentFormat.Corruption> corrupt, long validLength,
-            long tornTailBytes, byte[] bytes) {
+            long tornTailBytes, long unwrittenBytes, byte[] bytes) {
 
         /** {@return a copy of an entry's payload} */
         byte[] payload(Entry e) {
@@ -48,7 +48,8 @@ final class SegmentBytes {
             return true;
         });
         int headerLength = SegmentFormat.header(s.idPrefix()).length;
-        return new Contents(s.idPrefix(), headerLength, entries, s.corrupt(), s.validLength(), s.tornTailBytes(), bytes);
+        return new Contents(s.idPrefix(), headerLength, entries, s.corrupt(), s.validLength(), s.tornTailBytes(),
+                s.unwrittenBytes(), bytes);
     }
 
     static Contents read(Path file) throws IOException {

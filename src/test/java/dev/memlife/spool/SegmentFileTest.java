@@ -29,7 +29,7 @@ class SegmentFileTest {
         BufferPoolMXBean direct = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
                 .filter(pool -> pool.getName().equals("direct")).findFirst().orElseThrow();
         byte[] header = SegmentFormat.header("prefix");
-        byte[] large = new byte[16 * SpoolBuffer.CHUNK];
+        byte[] large = new byte[16 * SegmentFile.WRITE_CHUNK];
         new Random(3).nextBytes(large);
         Path path = dir.resolve("1.seg");
         AtomicLong grown = new AtomicLong();
@@ -48,7 +48,7 @@ class SegmentFileTest {
         writer.join();
 
         assertThat(failed.get()).isNull();
-        assertThat(grown.get()).as("native memory the write left held").isLessThan(4L * SpoolBuffer.CHUNK);
+        assertThat(grown.get()).as("native memory the write left held").isLessThan(4L * SegmentFile.WRITE_CHUNK);
         byte[] file = Files.readAllBytes(path);
         assertThat(Arrays.copyOfRange(file, 0, header.length)).isEqualTo(header);
         assertThat(Arrays.copyOfRange(file, header.length, file.length)).isEqualTo(large);
