@@ -6,13 +6,15 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The spool's committer thread, started on demand: it commits whenever there is work, parks when
- * there is none, and exits after {@link #KEEP_ALIVE_NANOS} without work, so an idle spool holds no
- * thread; the next {@link #wake} starts another.
+ * The spool's committer thread, started on demand: it commits whenever there is work, parks until
+ * work that waits is due (the page the appends fill, once they pause), parks when there is none,
+ * and exits after {@link #KEEP_ALIVE_NANOS} without work, so an idle spool holds no thread; the
+ * next {@link #wake} starts another.
  */
 final class CommitterThread {
 
@@ -22,7 +24,7 @@ final class CommitterThread {
     static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final Path dir;
-    private final BooleanSupplier hasWork;
+    private final LongSupplier nanosUntilWork;
     private final Runnable commit;
     private final BooleanSupplier stopped;
     /** Makes the thread: the manager's thread factory, given at attach. */
@@ -34,13 +36,14 @@ final class CommitterThread {
 
     /**
      * @param dir the spool's directory, for the log
-     * @param hasWork whether a commit is due; read without a lock
+     * @param nanosUntilWork when a commit is due: 0 now, {@code Long.MAX_VALUE} never (nothing
+     *     waits), or the nanoseconds until work that waits becomes due; read without a lock
      * @param commit one commit
      * @param stopped whether the spool is closed: the thread exits
      */
-    CommitterThread(Path dir, BooleanSupplier hasWork, Runnable commit, BooleanSupplier stopped) {
+    CommitterThread(Path dir, LongSupplier nanosUntilWork, Runnable commit, BooleanSupplier stopped) {
         this.dir = dir;
-        this.hasWork = hasWork;
+        this.nanosUntilWork = nanosUntilWork;
         this.commit = commit;
         this.stopped = stopped;
     }
@@ -91,8 +94,14 @@ final class CommitterThread {
     private void run() {
         long idleSince = System.nanoTime();
         while (!stopped.getAsBoolean()) {
-            if (hasWork.getAsBoolean()) {
+            long due = nanosUntilWork.getAsLong();
+            if (due == 0) {
                 commit.run();
+                idleSince = System.nanoTime();
+                continue;
+            }
+            if (due != Long.MAX_VALUE) {
+                LockSupport.parkNanos(this, due); // work that waits: no retiring before it is done
                 idleSince = System.nanoTime();
                 continue;
             }
@@ -111,7 +120,7 @@ final class CommitterThread {
             thread = null;
         }
         VarHandle.fullFence(); // forgetting itself is ordered before looking for work (see wake)
-        if (!hasWork.getAsBoolean()) {
+        if (nanosUntilWork.getAsLong() == Long.MAX_VALUE) {
             return true;
         }
         synchronized (start) {

@@ -21,9 +21,16 @@ import org.slf4j.LoggerFactory;
  * mapped {@linkplain Window window} of it, so a record is in the kernel's page cache, and survives
  * the process ({@code kill -9}, an OOM kill, a JVM crash), the moment it is stored; a force
  * ({@code msync}) makes it survive power loss. A window is a stretch of the file mapped at once
- * (up to {@link #WINDOW} bytes, or a record's size if larger): mapping it extends the file, so a file
- * ends in at most one window of zeros that no record reached, which {@link SegmentFormat#read}
- * knows for space never written.
+ * (up to {@link #WINDOW} bytes, or a record's size if larger); mapping it extends the file, so a
+ * file ends in at most one window of zeros that no record reached, which {@link
+ * SegmentFormat#read} knows for space never written.
+ *
+ * <p>The window's disk blocks are taken as the records are stored (the file is sparse ahead of
+ * them): writing zeros first would take them earlier, but the file system then writes those pages
+ * back with the next force, and a store into a page being written back waits for it (tens of
+ * microseconds per page on this project's test machine). So a window is mapped only while the
+ * disk has its size and {@link #SPARE_BYTES} free; a store the disk still cannot hold is refused
+ * by the kernel, which fails the spool ({@link Spool}).
  *
  * <p>Windows are mapped by the appends, under the spool's order lock; forced, unmapped and the
  * file sealed by the committer, under the commit lock, once the appends have moved past them.
@@ -44,6 +51,12 @@ final class MappedSegment {
     private static final int MAP_TRIES = 100;
     /** {@code sun.misc.Unsafe.invokeCleaner(ByteBuffer)} bound to the instance; null if unavailable. */
     private static final MethodHandle UNMAP = unmapper();
+    /**
+     * The free disk space a new window must leave: a store into a mapping the disk has no block
+     * for is refused by the kernel (SIGBUS, an {@code InternalError} in Java), so windows are only
+     * mapped while the disk has room to spare.
+     */
+    static final long SPARE_BYTES = 64L << 20;
 
     /** A stretch of the segment mapped into memory: the file's bytes {@code [start, start + capacity)}. */
     record Window(MappedSegment segment, long start, MappedByteBuffer bytes) {
@@ -124,8 +137,8 @@ final class MappedSegment {
     }
 
     /**
-     * Maps the window of {@code bytes} bytes starting at offset {@code start}; the file grows to its
-     * end. On the appending thread, under the order lock.
+     * Maps the window of {@code bytes} bytes starting at offset {@code start}; the file grows to
+     * its end. On the appending thread, under the order lock.
      *
      * @throws IOException if it cannot be mapped, or the disk lacks the room
      */
@@ -143,9 +156,10 @@ final class MappedSegment {
     /** {@link #map}, with the caller's interrupt flag cleared; an interrupt during the call is retried. */
     private Window mapCleared(long start, int bytes) throws IOException {
         long free = Files.getFileStore(dir).getUsableSpace();
-        if (free < bytes) {
+        if (free < bytes + SPARE_BYTES) {
             throw new IOException("the disk holding spool " + dir + " has " + free + " bytes free; the next "
-                    + bytes + " bytes of segment " + path.getFileName() + " need more");
+                    + bytes + " bytes of segment " + path.getFileName() + " are mapped only with " + SPARE_BYTES
+                    + " bytes to spare");
         }
         for (int tries = 1; ; tries++) {
             try {

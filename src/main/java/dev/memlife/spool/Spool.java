@@ -97,6 +97,14 @@ public final class Spool implements WriteAheadLog {
     public static final long DEFAULT_SEGMENT_BYTES = 64L << 20;
     /** The longest a durability waiter parks before it looks again on its own: a bound, not a poll. */
     private static final long MAX_DURABLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /**
+     * The page the committer's forces are counted in. A force cleans the pages it covers, and the
+     * next store into a clean page faults, waiting on the file system; so the committer forces the
+     * page the appends are filling only when a caller waits for it, or once the appends paused.
+     */
+    static final int PAGE = 4096;
+    /** How long the appends must pause before the committer forces the page they were filling. */
+    static final long TAIL_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final Path dir;
     private final long maxBytes;
@@ -122,11 +130,20 @@ public final class Spool implements WriteAheadLog {
     /** The segment files and the delivery mark. */
     private final SpoolSegments segments;
     private long groupCommits;
+    /** Writes, bytes and segments taken since the last commit that forced: its event reports them. */
+    private long takenWrites;
+    private long takenBytes;
+    private int takenSegments;
 
     // ---- any thread ----
     private volatile String managerName;
     private volatile byte[] header;
     private volatile long durablePosition;
+    /** The furthest position a caller of {@link #awaitDurable} waits for: it is forced whole. */
+    private final AtomicLong durableWanted = new AtomicLong();
+    /** The appends' position when the committer last saw it move, and when: the tail's pause. */
+    private volatile long tailSeen;
+    private volatile long tailSeenAt;
     private volatile IOException failure;
     private volatile boolean closed;
     /**
@@ -159,7 +176,7 @@ public final class Spool implements WriteAheadLog {
         this.removeWhenEmpty = b.removeWhenEmpty;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
-        this.committer = new CommitterThread(dir, this::hasWork, this::commitOnce, () -> closed);
+        this.committer = new CommitterThread(dir, this::nanosUntilWork, this::commitOnce, () -> closed);
         this.appends = new SpoolAppender(dir, segmentBytes, committer::wake);
         DeliveryMark mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
@@ -256,7 +273,7 @@ public final class Spool implements WriteAheadLog {
         } finally {
             order.unlock();
         }
-        commitLocked(false);
+        commitLocked(false, true);
         if (failure != null) {
             throw failure;
         }
@@ -336,9 +353,28 @@ public final class Spool implements WriteAheadLog {
         return appends.appendedBytes() + bytes.get();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A store the kernel refuses (SIGBUS: a disk with no block left for the page, or a segment
+     * file cut under the spool) fails the spool when the JDK reports it inside the store: it is
+     * logged, and later writes are refused; this write is still queued and delivered, but is not
+     * in the spool. Java 17 may report it a little later, as an {@code InternalError} thrown in
+     * the caller's thread after this returned; {@link MappedSegment} maps a window only with room
+     * to spare on the disk so that neither happens.
+     */
     @Override
     public long append(byte[] encoded, long seq) {
-        return appends.append(encoded, true, seq);
+        try {
+            return appends.append(encoded, true, seq);
+        } catch (InternalError e) { // the JDK's report of a SIGBUS in a store into a mapping
+            IOException refused = new IOException("a record could not be stored into the segment being written ("
+                    + e.getMessage() + "): the disk may be full, or the file was cut", e);
+            failure = refused;
+            LOG.error("spool {} of memory manager '{}' failed: the write numbered {} is queued and delivered, but "
+                    + "not in the spool; later writes are refused", dir, managerName, seq, refused);
+            return appends.appendedPosition();
+        }
     }
 
     /**
@@ -391,6 +427,7 @@ public final class Spool implements WriteAheadLog {
             if (left <= 0) {
                 return durablePosition >= position;
             }
+            durableWanted.accumulateAndGet(position, Math::max); // the page it ends in is forced too
             Thread c = committer.current();
             if (c != null) {
                 LockSupport.unpark(c); // it is woken by the append already; this makes sure
@@ -427,7 +464,7 @@ public final class Spool implements WriteAheadLog {
         commitLock.lock();
         try {
             if (durablePosition < position) {
-                commitLocked(false);
+                commitLocked(false, true);
             }
         } finally {
             unlockCommit();
@@ -476,7 +513,7 @@ public final class Spool implements WriteAheadLog {
         commitLock.lock();
         try {
             if (!closed) {
-                commitLocked(false);
+                commitLocked(false, false);
             }
         } finally {
             unlockCommit();
@@ -484,26 +521,51 @@ public final class Spool implements WriteAheadLog {
     }
 
     /**
-     * Whether a pass is due: writes wait for a commit, or the writer finished writes the mark has
-     * not recorded. The writer asks for a pass when it has not since the last began; the position
+     * When a pass is due: now (0) if the appends filled pages not yet forced, a caller waits for a
+     * force, the appends paused for {@link #TAIL_DELAY_NANOS} with their last page unforced, or the
+     * writer finished writes the mark has not recorded; later (the nanoseconds until the pause is
+     * long enough) if only the page being filled is unforced; never ({@code Long.MAX_VALUE}) if
+     * nothing waits. The writer asks for a pass when it has not since the last began; the position
      * is checked too, because it is published without a fence and a pass may begin just before
      * the writer's last update shows (a mark that cannot be written is not tried again until the
      * writer moves on).
      */
-    private boolean hasWork() {
-        return appends.appendedPosition() > durablePosition && failure == null || delivered.wakeAsked()
-                || delivered.position() > segments.markTried();
+    private long nanosUntilWork() {
+        if (delivered.wakeAsked() || delivered.position() > segments.markTried()) {
+            return 0;
+        }
+        long appended = appends.appendedPosition();
+        long durable = durablePosition;
+        if (appended <= durable || failure != null) {
+            return Long.MAX_VALUE;
+        }
+        if (pageStart(appended) > durable || durableWanted.get() > durable) {
+            return 0;
+        }
+        long now = System.nanoTime();
+        if (appended != tailSeen) {
+            tailSeen = appended;
+            tailSeenAt = now;
+            return TAIL_DELAY_NANOS;
+        }
+        return Math.max(0, tailSeenAt + TAIL_DELAY_NANOS - now);
+    }
+
+    /** {@return the start of the page holding the byte at {@code position}: how far the pages before it reach} */
+    private static long pageStart(long position) {
+        return position - SpoolFiles.offset(position) % PAGE;
     }
 
     /**
      * Under the commit lock: takes what the appends left (at close, ending them first) and forces
-     * it, unmapping the windows they moved past and sealing the segments they finished, then writes
+     * it (the page they are filling only if {@code whole}, a caller waits for it or they paused),
+     * unmapping the windows they moved past and sealing the segments they finished, then writes
      * the delivery mark and deletes the segments every write of which was delivered. A disk
      * failure is kept: later appends are refused, waiters get it; at close the windows are still
      * unmapped and the segments sealed. A commit that forces something is recorded as one {@link
      * Events.SpoolCommit}.
      */
-    private void commitLocked(boolean closing) {
+    private void commitLocked(boolean closing, boolean whole) {
         // Read before the appends are taken: a failed write kept again is appended before the writer
         // marks it delivered, so a mark read now never passes a kept write this commit misses.
         long deliveredUpTo = delivered.position();
@@ -520,12 +582,20 @@ public final class Spool implements WriteAheadLog {
             }
             if (failure != null) {
                 release(taken);
-            } else if (taken.bytes() > 0 || !taken.retired().isEmpty()) {
+            } else if (taken.bytes() > 0 || !taken.retired().isEmpty() || taken.position() > durablePosition) {
+                // The page being filled is forced only if a caller waits for it, the appends paused
+                // (or they end): a force cleans it, and the next store into it would fault.
+                boolean all = whole || durableWanted.get() > durablePosition
+                        || taken.position() == tailSeen && System.nanoTime() - tailSeenAt >= TAIL_DELAY_NANOS;
+                long upTo = all ? taken.position() : pageStart(taken.position());
+                long before = durablePosition;
+                takenWrites += taken.writes();
+                takenBytes += taken.bytes();
+                takenSegments += taken.segmentsStarted();
                 Events.SpoolCommit event = new Events.SpoolCommit();
                 event.begin();
                 try {
-                    segments.force(taken, true);
-                    durablePosition = taken.position();
+                    durablePosition = Math.max(durablePosition, segments.force(taken, upTo, true));
                 } catch (IOException e) {
                     failure = e;
                     LOG.error("spool {} of memory manager '{}' failed to force; it refuses new writes, and the writes "
@@ -533,18 +603,21 @@ public final class Spool implements WriteAheadLog {
                             dir, managerName, e);
                 }
                 event.end();
-                if (taken.bytes() > 0) { // not the seal alone of a segment already forced
+                if (durablePosition > before && takenWrites > 0) { // not a seal alone, of a segment already forced
                     groupCommits++;
                     if (event.shouldCommit()) {
                         event.manager = managerName;
                         event.directory = dir.toString();
-                        event.writes = taken.writes();
-                        event.bytes = taken.bytes();
-                        event.segmentsStarted = taken.segmentsStarted();
+                        event.writes = takenWrites;
+                        event.bytes = takenBytes;
+                        event.segmentsStarted = takenSegments;
                         event.closing = closing;
                         event.failed = failure != null;
                         event.commit();
                     }
+                    takenWrites = 0;
+                    takenBytes = 0;
+                    takenSegments = 0;
                 }
             }
         }
@@ -554,7 +627,7 @@ public final class Spool implements WriteAheadLog {
     /** Unmaps and seals what a failed spool's appends left, unforced. */
     private void release(SpoolAppender.Taken taken) {
         try {
-            segments.force(taken, false);
+            segments.force(taken, taken.position(), false);
         } catch (IOException e) {
             throw new AssertionError("nothing is forced", e);
         }
@@ -649,7 +722,7 @@ public final class Spool implements WriteAheadLog {
                 return;
             }
             closed = true;
-            commitLocked(true);
+            commitLocked(true, true);
             boolean noSegments = segments.close();
             synchronized (failedLock) {
                 if (failedFile != null) {

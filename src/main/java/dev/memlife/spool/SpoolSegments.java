@@ -66,14 +66,18 @@ final class SpoolSegments {
     }
 
     /**
-     * Forces a commit's records to disk: the windows the appends moved past, in order, each forced
-     * and unmapped (and its segment sealed where it ended one), then the window written now, up
-     * to {@code taken.position()}. After a failure the windows moved past are still unmapped and
-     * their segments sealed, unforced: what was forced before it stays durable.
+     * Forces a commit's records to disk, up to position {@code upTo}: the windows the appends moved
+     * past, in order, each forced and unmapped (and its segment sealed where it ended one), then
+     * the window written now. After a failure the windows moved past are still unmapped and their
+     * segments sealed, unforced: what was forced before it stays durable.
      *
+     * @param upTo how far to force: the appends' position, or less (the start of the page they are
+     *     filling, which a force would make the next append fault on); every segment the appends
+     *     finished is forced whole
      * @param forcing false to unmap and seal only (a spool whose disk failed, closing)
+     * @return how far every record is forced now
      */
-    void force(SpoolAppender.Taken taken, boolean forcing) throws IOException {
+    long force(SpoolAppender.Taken taken, long upTo, boolean forcing) throws IOException {
         Runnable hook = beforeForce;
         if (forcing && hook != null) {
             hook.run();
@@ -83,12 +87,12 @@ final class SpoolSegments {
             boolean noRecord = r.lastOfSegment() && r.window().start() == 0 && r.end() == headerLength;
             if (forcing && failed == null && !noRecord) { // a segment that holds no record is deleted, not forced
                 try {
-                    forceUpTo(r.window(), r.end());
+                    forceUpTo(r.window(), r.end(), upTo);
                 } catch (IOException e) {
                     failed = e;
                 }
             }
-            r.window().unmap();
+            r.window().unmap(); // what it left unforced is forced through the next window: they share the page
             if (r.lastOfSegment()) {
                 long number = r.window().segment().number;
                 r.window().segment().seal(r.end());
@@ -103,15 +107,23 @@ final class SpoolSegments {
         }
         MappedSegment.Window now = taken.current();
         if (forcing && now != null && now.segment().number == segment(taken.position())) {
-            forceUpTo(now, offset(taken.position()));
+            forceUpTo(now, offset(taken.position()), upTo);
         }
+        return forced;
     }
 
-    /** Forces the window's records from where the last force ended, up to offset {@code to}. */
-    private void forceUpTo(MappedSegment.Window w, long to) throws IOException {
-        long from = segment(forced) == w.segment().number ? Math.max(offset(forced), w.start()) : w.start();
-        w.force(from, to);
-        forced = Math.max(forced, position(w.segment().number, to));
+    /**
+     * Forces the window's records from where the last force ended up to segment offset {@code to},
+     * or to position {@code upTo} if that comes first.
+     */
+    private void forceUpTo(MappedSegment.Window w, long to, long upTo) throws IOException {
+        long number = w.segment().number;
+        long end = segment(upTo) > number ? to : Math.min(to, offset(upTo));
+        long from = segment(forced) == number ? Math.max(offset(forced), w.start()) : w.start();
+        if (end > from) {
+            w.force(from, end);
+            forced = position(number, end);
+        }
     }
 
     /**

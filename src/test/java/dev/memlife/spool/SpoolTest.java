@@ -319,6 +319,30 @@ class SpoolTest {
         manager.shutdownAll();
     }
 
+    /**
+     * Writes nobody waits for are forced on their own: the pages the appends filled, and the page
+     * they were filling once they pause (the committer leaves that one alone while they write into
+     * it, since a force would make the next store fault).
+     */
+    @Test
+    void writesNobodyWaitsForAreForcedOnceTheAppendsPause() {
+        Path dir = tmp.resolve("a");
+        Spool spool = Spool.open(dir);
+        GatedProvider held = new GatedProvider("store", t -> true);
+        MemoryManager manager = MemoryManager.builder().spool(spool).build();
+        manager.addProvider(held);
+        for (int i = 0; i < 100; i++) { // some pages of records, the last one partly filled
+            manager.syncAll("u" + i + " " + "x".repeat(50), "a", "s");
+        }
+        long appended = spool.appended();
+        assertThat(SpoolFiles.offset(appended) % Spool.PAGE).as("the last page is partly filled").isNotZero();
+
+        await().atMost(WAIT).until(() -> spool.durablePosition() >= appended);
+
+        held.open();
+        manager.shutdownAll();
+    }
+
     @Test
     void aTornTailIsCutAndACorruptRecordInTheMiddleIsSkippedKeepingTheOthers() throws Exception {
         Path dir = tmp.resolve("a");
