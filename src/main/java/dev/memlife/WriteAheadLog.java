@@ -65,7 +65,8 @@ public interface WriteAheadLog {
 
     /**
      * Appends a write, under the order lock, after {@link #checkRoom} passed and the queue gave
-     * the write its place. Must not fail: the write is already reserved.
+     * the write its place. Must not fail: the write is already reserved. Once it returns, the
+     * write survives a crash of the process: the caller's {@code syncAll} reports it accepted.
      *
      * @param encoded what {@link #encode} returned
      * @param seq the write's place in the queue: its id is {@code idPrefix:seq}

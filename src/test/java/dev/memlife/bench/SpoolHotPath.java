@@ -59,6 +59,26 @@ final class SpoolHotPath {
         }
     }
 
+    /** {@return the spool's bytes per write of the benchmark's turn: its record, as stored} */
+    static int recordBytes() throws Exception {
+        Path dir = Files.createTempDirectory("memlife-spool-record");
+        try {
+            Spool spool = Spool.open(dir);
+            MemoryManager manager = MemoryManager.builder().name("spool-record-size").spool(spool).build();
+            manager.addProvider(SpoolThroughput.sinkProvider(new CountingSink()));
+            long before = manager.figures().spool().bytes();
+            int n = 1_000;
+            for (int i = 0; i < n; i++) {
+                manager.syncAll(Contender.USER, Contender.ASSISTANT, Contender.SESSION);
+            }
+            long bytes = manager.figures().spool().bytes() - before;
+            manager.shutdownAll(Duration.ofSeconds(30));
+            return (int) (bytes / n);
+        } finally {
+            Files2.deleteTree(dir);
+        }
+    }
+
     /** {@code writes} writes from {@code producers} threads started at one barrier; returns the writes. */
     private static long burst(MemoryManager manager, int producers, int writes) throws Exception {
         int share = writes / producers;
