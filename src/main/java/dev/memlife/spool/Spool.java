@@ -603,8 +603,11 @@ public final class Spool implements WriteAheadLog {
                             dir, managerName, e);
                 }
                 event.end();
-                if (durablePosition > before && takenWrites > 0) { // not a seal alone, of a segment already forced
-                    groupCommits++;
+                boolean forcedWrites = durablePosition > before && takenWrites > 0; // not a seal alone
+                if (forcedWrites || failure != null) {
+                    if (forcedWrites) {
+                        groupCommits++;
+                    }
                     if (event.shouldCommit()) {
                         event.manager = managerName;
                         event.directory = dir.toString();
