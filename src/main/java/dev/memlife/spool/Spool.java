@@ -816,7 +816,7 @@ public final class Spool implements WriteAheadLog {
         /**
          * The size at which the spool starts a new segment file; default 64 MiB. A segment is
          * deleted once every write in it was delivered, so smaller segments give space back
-         * sooner, at the cost of a file creation and two forces each.
+         * sooner, at the cost of a file creation and a force of the directory each.
          *
          * @param segmentBytes the size; between 4 KiB and 1 TiB
          * @return this builder
