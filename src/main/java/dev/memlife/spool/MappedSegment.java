@@ -118,21 +118,16 @@ final class MappedSegment {
     static Window create(Path dir, long number, byte[] header, int windowBytes) throws IOException {
         Path path = SpoolFiles.segmentPath(dir, number);
         MappedSegment segment = new MappedSegment(number, dir, path, null);
-        boolean interrupted = Thread.interrupted();
         try {
             segment.channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
                     StandardOpenOption.WRITE);
-            Window first = segment.mapCleared(0, windowBytes);
+            Window first = segment.map(0, windowBytes);
             first.bytes.put(0, header);
             return first;
         } catch (IOException | RuntimeException e) {
             segment.closeQuietly();
             Files.deleteIfExists(path);
             throw e;
-        } finally {
-            if (interrupted || Thread.interrupted()) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 

@@ -20,26 +20,20 @@ final class SegmentFile implements AutoCloseable {
      */
     static final int WRITE_CHUNK = 128 * 1024;
 
-    final long number;
-    final Path path;
     private final FileChannel channel;
-    private long size;
 
-    private SegmentFile(long number, Path path, FileChannel channel, long size) {
-        this.number = number;
-        this.path = path;
+    private SegmentFile(FileChannel channel) {
         this.channel = channel;
-        this.size = size;
     }
 
-    /** Creates the segment, writes its header and forces the file and its directory. */
-    static SegmentFile create(long number, Path path, byte[] header) throws IOException {
+    /** Creates the file, writes its header and forces the file and its directory. */
+    static SegmentFile create(Path path, byte[] header) throws IOException {
         FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
         try {
             writeFully(channel, ByteBuffer.wrap(header));
             channel.force(true);
             forceDirectory(path.toAbsolutePath().getParent());
-            return new SegmentFile(number, path, channel, header.length);
+            return new SegmentFile(channel);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -69,17 +63,11 @@ final class SegmentFile implements AutoCloseable {
         for (int at = from, end = from + count; at < end; at += WRITE_CHUNK) {
             writeFully(channel, ByteBuffer.wrap(bytes, at, Math.min(WRITE_CHUNK, end - at)));
         }
-        size += count;
     }
 
     /** Forces what was written to disk (data only: the size the records need is forced with them). */
     void force() throws IOException {
         channel.force(false);
-    }
-
-    /** {@return the bytes written so far, header included} */
-    long size() {
-        return size;
     }
 
     private static void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {

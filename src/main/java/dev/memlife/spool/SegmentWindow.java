@@ -91,12 +91,7 @@ final class SegmentWindow implements AutoCloseable {
             for (long blockEnd = size; blockEnd > 0; ) {
                 long blockStart = Math.max(0, blockEnd - block.length);
                 ByteBuffer into = ByteBuffer.wrap(block, 0, (int) (blockEnd - blockStart));
-                while (into.hasRemaining()) {
-                    if (channel.read(into, blockStart + into.position()) < 0) {
-                        throw new IOException("the file ended at " + (blockStart + into.position()) + " bytes, "
-                                + "before its " + size + " bytes were read (was it cut while being read?)");
-                    }
-                }
+                readFully(into, blockStart);
                 int last = lastNonZero(block, 0, into.position());
                 if (last >= 0) {
                     return blockStart + last + 1;
@@ -157,16 +152,21 @@ final class SegmentWindow implements AutoCloseable {
     private void fill() {
         ByteBuffer into = ByteBuffer.wrap(buffer, held, (int) Math.min(buffer.length - held, size - start - held));
         try {
-            while (into.hasRemaining()) {
-                if (channel.read(into, start + into.position()) < 0) {
-                    throw new IOException("the file ended at " + (start + into.position()) + " bytes, before its "
-                            + size + " bytes were read (was it cut while being read?)");
-                }
-            }
+            readFully(into, start);
         } catch (IOException e) {
             throw new UncheckedIOException("could not read spool segment " + name, e);
         }
         held = into.position();
+    }
+
+    /** Fills {@code into} from the file, its index 0 being the file's offset {@code at}. */
+    private void readFully(ByteBuffer into, long at) throws IOException {
+        while (into.hasRemaining()) {
+            if (channel.read(into, at + into.position()) < 0) {
+                throw new IOException("the file ended at " + (at + into.position()) + " bytes, before its " + size
+                        + " bytes were read (was it cut while being read?)");
+            }
+        }
     }
 
     /** {@return how many bytes the window holds at most now; for tests of its bound} */

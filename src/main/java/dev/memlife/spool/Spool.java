@@ -392,8 +392,7 @@ public final class Spool implements WriteAheadLog {
                     throw new IOException(closed ? "the spool is closed" : "the spool is full");
                 }
                 if (failedFile == null) {
-                    failedFile = SegmentFile.create(found.nextSegment, failedPath(dir, found.nextSegment),
-                            SegmentFormat.header(""));
+                    failedFile = SegmentFile.create(failedPath(dir, found.nextSegment), SegmentFormat.header(""));
                 }
                 failedFile.write(record, 0, record.length);
                 failedFile.force();

@@ -236,9 +236,4 @@ final class SpoolAppender {
     long appendedBytes() {
         return appendedBytes;
     }
-
-    /** {@return the length of the header each segment of this run starts with} */
-    int headerLength() {
-        return header.length;
-    }
 }
