@@ -1,11 +1,13 @@
 package dev.memlife;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link MemoryManager#shutdownAll()} did with every write the manager was ever handed, per
+ * What {@link MemoryManager#stop()} did with every write the manager was ever handed, per
  * write id. Immutable and thread-safe.
  *
  * <p>The counts always add up: {@code submitted() == delivered() + failed() + abandoned() +
@@ -25,7 +27,7 @@ import java.util.Map;
  * {@link #statusOf(String)} says which bucket an id is in. The report is made when the
  * shutdown ends; writes rejected later are counted by {@link MemoryManager#rejectedWrites()}.
  */
-public final class DrainReport {
+public final class DrainReport implements StopReport {
 
     private final long delivered;
     private final long failed;
@@ -216,18 +218,33 @@ public final class DrainReport {
     }
 
     /** {@return whether every accepted write was handed to every provider before the deadline} */
+    @Override
     public boolean complete() {
         return abandonedWriteIds.isEmpty() && stillRunning() == 0;
     }
 
     /** {@return the budget the shutdown had} */
+    @Override
     public Duration budget() {
         return drainTimeout;
     }
 
     /** {@return how long the whole shutdown took: drain plus provider shutdown} */
+    @Override
     public Duration elapsed() {
         return elapsed;
+    }
+
+    /**
+     * {@return the write ids the stop left unfinished: the {@link #abandonedWriteIds() abandoned}
+     * ones, then those {@link #stillRunningWriteIds() still running}}
+     */
+    @Override
+    public List<String> unfinished() {
+        List<String> ids = new ArrayList<>(abandonedWriteIds.size() + stillRunningWriteIds.size());
+        ids.addAll(abandonedWriteIds);
+        ids.addAll(stillRunningWriteIds);
+        return Collections.unmodifiableList(ids);
     }
 
     @Override

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * provider. Every other hook runs on the caller's thread. Every provider call is isolated: one
  * provider's exception is logged (throttled) and counted and never stops the next provider or the
  * writer. {@link #flushPending} is a barrier for the writes accepted before it; {@link
- * #shutdownAll()} drains the queue within a deadline, shuts the providers down and reports what
+ * #stop()} drains the queue within a deadline, shuts the providers down and reports what
  * happened to every write.
  *
  * <p><b>Provider failures.</b> Whatever a provider throws from a hook, an {@link Error} included
@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
  */
-public final class MemoryManager implements AutoCloseable {
+public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(MemoryManager.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -69,7 +69,7 @@ public final class MemoryManager implements AutoCloseable {
     private final Object registration = new Object();
     /** Copy-on-write; each write keeps the array it was accepted with. */
     private volatile RegisteredProvider[] providers = new RegisteredProvider[0];
-    /** Set once by the first {@link #shutdownAll} call; later calls return the same report. */
+    /** Set once by the first {@link #stop} call; later calls return the same report. */
     private final AtomicReference<Shutdown> shutdown = new AtomicReference<>();
     /** Turns with blank user content: not writes, never queued, but counted. */
     private final AtomicLong blankTurns = new AtomicLong();
@@ -82,7 +82,7 @@ public final class MemoryManager implements AutoCloseable {
     /**
      * The shutdown in progress: its report; its deadline on {@link #ticker}, which later calls may
      * bring forward; and the report as it stood before the providers' shutdown, for a provider
-     * that calls {@code shutdownAll} from its own {@code shutdown()}.
+     * that calls {@code stop} from its own {@code shutdown()}.
      */
     private record Shutdown(CompletableFuture<DrainReport> report, AtomicLong deadline,
             AtomicReference<DrainReport> beforeProviders) {}
@@ -682,41 +682,40 @@ public final class MemoryManager implements AutoCloseable {
     // ---- shutdown --------------------------------------------------------------------------------
 
     /**
-     * {@link #shutdownAll()}, for try-with-resources and frameworks that close what they own:
-     * bounded by the builder's drain timeout plus its provider-shutdown timeout. Call {@code
-     * shutdownAll} itself for the {@link DrainReport}. Idempotent.
+     * {@link #stop()}, for try-with-resources and frameworks that close what they own: bounded by
+     * the builder's drain timeout plus its provider-shutdown timeout. Idempotent.
      */
     @Override
     public void close() {
-        shutdownAll();
+        stop();
     }
 
     /**
-     * Shuts the manager down with the builder's budgets: the queue drains until the drain timeout,
-     * then the providers' {@code shutdown()} gets at most the provider-shutdown timeout; otherwise
-     * as {@link #shutdownAll(Duration)}.
+     * Stops the manager with the builder's budgets: the queue drains until the drain timeout, then
+     * the providers' {@code shutdown()} gets at most the provider-shutdown timeout; otherwise as
+     * {@link #stop(Duration)}.
      *
      * @return what happened to every write this manager was handed
      */
-    public DrainReport shutdownAll() {
+    public DrainReport stop() {
         long reserve = providerShutdownTimeoutNanos;
         return shutDown(Checks.saturatedAdd(Checks.saturatedNanos(drainTimeout), reserve), reserve);
     }
 
     /**
-     * Shuts the manager down within {@code timeout}, whatever the providers do: stops accepting writes, lets the queue keep
-     * draining in FIFO order, abandons what the writer has not started by the drain deadline, then
-     * calls every provider's {@link MemoryProvider#shutdown()} once, in reverse registration
-     * order. The drain deadline keeps a tenth of {@code timeout} (at most the builder's
-     * provider-shutdown timeout) for the providers' shutdown, which then waits what is left, at
-     * most that timeout; so the call returns within {@code timeout}, with its report, even when a
-     * provider hangs in {@code shutdown()}. A provider still running a hook (a write past the
-     * deadline, a detached extraction) is shut down when that hook returns, never under it: see
+     * Stops the manager within {@code budget}, whatever the providers do: stops accepting writes,
+     * lets the queue keep draining in FIFO order, abandons what the writer has not started by the
+     * drain deadline, then calls every provider's {@link MemoryProvider#shutdown()} once, in
+     * reverse registration order. The drain deadline keeps a tenth of {@code budget} (at most the
+     * builder's provider-shutdown timeout) for the providers' shutdown, which then waits what is
+     * left, at most that timeout; so the call returns within {@code budget}, with its report, even
+     * when a provider hangs in {@code shutdown()}. A provider still running a hook (a write past
+     * the deadline, a detached extraction) is shut down when that hook returns, never under it: see
      * {@link DrainReport#providersShutDownLater()}.
      *
      * <p>Idempotent: a later or concurrent call returns the first call's report and calls no
      * provider again. A concurrent call with an earlier deadline brings the shared deadline
-     * forward, so it returns within its own timeout too. Called from a provider on the writer
+     * forward, so it returns within its own budget too. Called from a provider on the writer
      * thread, it does not wait for the queue (the writer cannot drain while it is inside this
      * call): the writes not started are abandoned at once and the one in progress is still
      * running. Called from a provider's own {@code shutdown()}, it returns at once with the report
@@ -725,14 +724,14 @@ public final class MemoryManager implements AutoCloseable {
      * the drain early (the remaining writes are abandoned) and the interrupt flag is restored.
      * Never throws but for a null argument.
      *
-     * @param timeout the whole shutdown's budget: the providers' {@code shutdown()} get at most a tenth
+     * @param budget the whole stop's budget: the providers' {@code shutdown()} get at most a tenth
      *     of it (and at most the provider-shutdown timeout), the queue the rest
      * @return what happened to every write this manager was handed
      */
-    public DrainReport shutdownAll(Duration timeout) {
-        requireNonNull(timeout, "timeout");
-        long budget = Checks.saturatedNanos(timeout);
-        return shutDown(budget, Math.min(providerShutdownTimeoutNanos, budget / 10));
+    @Override
+    public DrainReport stop(Duration budget) {
+        long nanos = Checks.saturatedNanos(requireNonNull(budget, "budget"));
+        return shutDown(nanos, Math.min(providerShutdownTimeoutNanos, nanos / 10));
     }
 
     /** Shuts down within {@code budget}, of which the queue gets all but {@code reserve}. */
@@ -798,7 +797,7 @@ public final class MemoryManager implements AutoCloseable {
         }
     }
 
-    /** {@return whether {@link #shutdownAll} has been called} */
+    /** {@return whether {@link #stop} has been called} */
     public boolean isShutdown() {
         return shutdown.get() != null;
     }
@@ -848,7 +847,7 @@ public final class MemoryManager implements AutoCloseable {
      */
     public static final class Builder {
 
-        /** Default drain deadline of {@link MemoryManager#shutdownAll()}. */
+        /** Default drain deadline of {@link MemoryManager#stop()}. */
         public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(5);
         /** Default number of writes the queue holds before {@code syncAll} waits. */
         public static final int DEFAULT_QUEUE_CAPACITY = 10_000;
@@ -904,7 +903,7 @@ public final class MemoryManager implements AutoCloseable {
         }
 
         /**
-         * The deadline {@link MemoryManager#shutdownAll()} gives the whole queue to drain; default
+         * The deadline {@link MemoryManager#stop()} gives the whole queue to drain; default
          * 5 s. Zero abandons whatever is still queued at once.
          *
          * @param drainTimeout the queue's drain budget; zero or more

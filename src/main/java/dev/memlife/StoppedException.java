@@ -6,7 +6,7 @@ import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Thrown when work is handed to a memlife component that has been shut down, stopped or closed: a
- * {@link MemoryManager} after {@code shutdownAll}, an agent gateway after {@code stop}. The work
+ * {@link MemoryManager} after {@code stop}, an agent gateway after {@code stop}. The work
  * was not taken. Like {@link QueueFullException} it is a {@link RejectedExecutionException}, so a
  * caller can treat both "refused" cases alike (for example, answer 503 and let the client retry
  * elsewhere).

@@ -15,8 +15,13 @@ import java.util.Objects;
  * <p>Every turn carries a {@link #writeId() write id} that is unique across managers and
  * processes and stable for the life of the turn, so a store can make its writes idempotent: a
  * replayed turn has the same id as the original.
+ *
+ * <p>A pure value: a turn holds what it says and nothing of the machinery that delivers it. The
+ * writer queues each accepted turn as a {@code QueuedTurn}, the one subclass, package-private,
+ * which adds its queue link, its providers and its place in the spool, so a queued write costs one
+ * object; a turn a provider keeps holds no queue, provider or spool.
  */
-public final class Turn {
+public sealed class Turn permits QueuedTurn {
 
     /**
      * Write ids are {@code prefix:seq}; a turn built from a stored id keeps it whole ({@link
@@ -34,23 +39,8 @@ public final class Turn {
     /** Set by the writer when it takes the turn off its queue (see {@link #acceptedAt()}). */
     private long acceptedAtMillis;
 
-    /** The providers this write goes to: the manager's list when it was accepted. */
-    final RegisteredProvider[] route;
-    /**
-     * Where the manager's {@link WriteAheadLog} holds this write (the position just past its
-     * record), for the delivery mark; 0 without a log. Set before the turn is linked.
-     */
-    long logPosition;
-    /** The write queued after this one, while both are in the writer's {@link TurnQueue}. */
-    Turn next;
-
-    Turn(String idPrefix, long idSeq, String sessionId, String userContent, String assistantContent,
-            List<Message> messages, long acceptedAtMillis, RegisteredProvider[] route) {
-        this(idPrefix, false, idSeq, sessionId, userContent, assistantContent, messages, acceptedAtMillis, route);
-    }
-
-    private Turn(String idPrefix, boolean idGiven, long idSeq, String sessionId, String userContent,
-            String assistantContent, List<Message> messages, long acceptedAtMillis, RegisteredProvider[] route) {
+    Turn(String idPrefix, boolean idGiven, long idSeq, String sessionId, String userContent,
+            String assistantContent, List<Message> messages, long acceptedAtMillis) {
         this.idPrefix = idPrefix;
         this.idGiven = idGiven;
         this.idSeq = idSeq;
@@ -59,7 +49,6 @@ public final class Turn {
         this.assistantContent = assistantContent;
         this.messages = messages;
         this.acceptedAtMillis = acceptedAtMillis;
-        this.route = route;
     }
 
     /** Gives a newly accepted turn its sequence number, before the turn is queued. */
@@ -75,17 +64,6 @@ public final class Turn {
     /** Whether the write id was given whole ({@link #of}) rather than made from the queue place. */
     boolean idGiven() {
         return idGiven;
-    }
-
-    /**
-     * This turn, replayed from a {@link WriteAheadLog}: its given id, contents and time, to be
-     * queued again for {@code route}.
-     */
-    Turn replay(RegisteredProvider[] route, long position) {
-        Turn t = new Turn(writeId(), true, 0, sessionId, userContent, assistantContent, messages, acceptedAtMillis,
-                route);
-        t.logPosition = position;
-        return t;
     }
 
     /** When the writer took the turn, in epoch milliseconds (see {@link #acceptedAt()}). */
@@ -127,7 +105,7 @@ public final class Turn {
                 requireNonNull(userContent, "userContent"),
                 requireNonNull(assistantContent, "assistantContent"),
                 List.copyOf(requireNonNull(messages, "messages")),
-                requireNonNull(acceptedAt, "acceptedAt").toEpochMilli(), null);
+                requireNonNull(acceptedAt, "acceptedAt").toEpochMilli());
     }
 
     /** {@return the id that identifies this write wherever it is stored or replayed} */

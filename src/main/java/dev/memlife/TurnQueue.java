@@ -45,9 +45,9 @@ final class TurnQueue extends TurnQueueTakerEnd {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             WORD = lookup.findVarHandle(TurnQueueCallerEnd.class, "word", long.class);
-            TAIL = lookup.findVarHandle(TurnQueueCallerEnd.class, "tail", Turn.class);
+            TAIL = lookup.findVarHandle(TurnQueueCallerEnd.class, "tail", QueuedTurn.class);
             TAKER_PARKED = lookup.findVarHandle(TurnQueueCallerEnd.class, "takerParked", boolean.class);
-            NEXT = lookup.findVarHandle(Turn.class, "next", Turn.class);
+            NEXT = lookup.findVarHandle(QueuedTurn.class, "next", QueuedTurn.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -59,7 +59,7 @@ final class TurnQueue extends TurnQueueTakerEnd {
 
     TurnQueue(int capacity) {
         this.capacity = capacity;
-        Turn stub = new Turn("", 0, "", "", "", List.of(), 0, null);
+        QueuedTurn stub = new QueuedTurn("", "", "", "", List.of(), null);
         head = stub;
         tail = stub;
         limit = capacity;
@@ -98,8 +98,8 @@ final class TurnQueue extends TurnQueueTakerEnd {
      * @return true if the taker announced it would park (or none runs yet) and this caller is the
      *     one to wake it
      */
-    boolean append(Turn turn) {
-        Turn previous = (Turn) TAIL.getAndSet(this, turn);
+    boolean append(QueuedTurn turn) {
+        QueuedTurn previous = (QueuedTurn) TAIL.getAndSet(this, turn);
         NEXT.setRelease(previous, turn);
         return takerParked && TAKER_PARKED.compareAndSet(this, true, false);
     }
@@ -140,9 +140,9 @@ final class TurnQueue extends TurnQueueTakerEnd {
      * the head until the next one is taken, and then drops its link, so a provider that keeps a
      * turn does not keep the writes queued after it.
      */
-    Turn poll() {
-        Turn h = head;
-        Turn first = (Turn) NEXT.getAcquire(h);
+    QueuedTurn poll() {
+        QueuedTurn h = head;
+        QueuedTurn first = (QueuedTurn) NEXT.getAcquire(h);
         if (first == null) {
             return null;
         }
@@ -153,8 +153,8 @@ final class TurnQueue extends TurnQueueTakerEnd {
     }
 
     /** The first linked write, without taking it; null if none is linked. Taker's end: under the batch lock. */
-    Turn peek() {
-        return (Turn) NEXT.getAcquire(head);
+    QueuedTurn peek() {
+        return (QueuedTurn) NEXT.getAcquire(head);
     }
 
     /** Publishes what {@link #poll()} took since the last call: it makes room for callers. */
@@ -207,7 +207,7 @@ abstract class TurnQueueCallerEnd extends LeadingPadding {
     /** Reservations may go up to here without reading {@code taken}; refreshed by callers. */
     volatile long limit;
     /** The last turn appended (or the initial stub). */
-    volatile Turn tail;
+    volatile QueuedTurn tail;
     /** Set by the taker before it parks; cleared by the one caller that wakes it. */
     volatile boolean takerParked;
 }
@@ -219,7 +219,7 @@ abstract class TurnQueuePadBetween extends TurnQueueCallerEnd {
 /** What the taker writes as it goes. */
 abstract class TurnQueueTakerEnd extends TurnQueuePadBetween {
     /** The last turn taken (or the stub); its {@code next} is the first queued write. */
-    Turn head;
+    QueuedTurn head;
     /** Turns polled; the taker's own count. */
     long polled;
     /** Turns taken, as published to callers (once per batch). */

@@ -445,9 +445,9 @@ final class WriteLoop {
         try {
             int from = 0;
             while (from < batch.size()) {
-                RegisteredProvider[] route = batch.get(from).route;
+                RegisteredProvider[] route = ((QueuedTurn) batch.get(from)).route;
                 int to = from + 1;
-                while (to < batch.size() && batch.get(to).route == route) {
+                while (to < batch.size() && ((QueuedTurn) batch.get(to)).route == route) {
                     to++;
                 }
                 boolean wholeRun = writesBatches(route);
@@ -503,7 +503,7 @@ final class WriteLoop {
                     log.keepFailed(batch.get(i)); // retried at the next start; kept before the mark passes it
                 }
             }
-            log.delivered(batch.get(to - 1).logPosition, n); // queue order is the spool's: a prefix is finished
+            log.delivered(((QueuedTurn) batch.get(to - 1)).logPosition, n); // queue order is the spool's: a prefix is finished
         }
         queue.markFinished(n);
         writer.writesFinished();

@@ -224,7 +224,7 @@ final class Writer {
         }
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
-        Turn turn = new Turn(idPrefix, 0, sessionId, user, assistant, messages, 0, route);
+        QueuedTurn turn = new QueuedTurn(idPrefix, sessionId, user, assistant, messages, route);
         byte[] logged = null;
         if (log != null) {
             try {
@@ -252,7 +252,7 @@ final class Writer {
         if (queue.untaken() >= replayAhead && !awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
             return false;
         }
-        return admit(given.replay(route, position), null, Long.MAX_VALUE, false);
+        return admit(QueuedTurn.replayed(given, route, position), null, Long.MAX_VALUE, false);
     }
 
     /** {@return whether the calling thread is the writer's: a provider's call, which must not wait for the writer} */
@@ -268,7 +268,7 @@ final class Writer {
      *     write) or not (a replayed one, which stays in the spool)
      * @return true if queued, false if refused because shutdown has begun
      */
-    private boolean admit(Turn turn, byte[] logged, long timeoutNanos, boolean countRejection) {
+    private boolean admit(QueuedTurn turn, byte[] logged, long timeoutNanos, boolean countRejection) {
         Deadline wait = null; // made when the queue is first found full: no ticker read while there is room
         while (true) {
             long seq = log == null ? reserveAndLink(turn) : reserveLogAndLink(turn, logged);
@@ -292,7 +292,7 @@ final class Writer {
     }
 
     /** Reserves the turn's place and links it; the place, or {@link TurnQueue#FULL} or {@code REJECTED}. */
-    private long reserveAndLink(Turn turn) {
+    private long reserveAndLink(QueuedTurn turn) {
         long seq = queue.reserve();
         if (seq > 0) {
             turn.assignSeq(seq);
@@ -310,7 +310,7 @@ final class Writer {
      * before it is reserved: nothing is queued, and it is counted as rejected. A replayed write
      * ({@code logged} null) is only reserved and linked, in the same order.
      */
-    private long reserveLogAndLink(Turn turn, byte[] logged) {
+    private long reserveLogAndLink(QueuedTurn turn, byte[] logged) {
         long seq;
         boolean wake;
         Lock order = log.orderLock();

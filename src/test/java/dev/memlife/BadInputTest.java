@@ -41,7 +41,7 @@ class BadInputTest {
                 nul("tool", () -> m.handleToolCall(null, Map.of())),
                 nul("args", () -> m.handleToolCall("t", null)),
                 nul("messages", () -> m.onSessionEnd(null)),
-                nul("timeout", () -> m.shutdownAll(null)),
+                nul("budget", () -> m.stop(null)),
                 nul("drainTimeout", () -> MemoryManager.builder().drainTimeout(null)),
                 nul("ticker", () -> MemoryManager.builder().ticker(null)),
                 nul("threadFactory", () -> MemoryManager.builder().threadFactory(null)),
@@ -101,7 +101,7 @@ class BadInputTest {
     @Test
     void addingAProviderAfterShutdownIsRefused() {
         MemoryManager m = MemoryManager.create();
-        m.shutdownAll();
+        m.stop();
 
         assertThatThrownBy(() -> m.addProvider(new RecordingProvider("late")))
                 .isInstanceOf(StoppedException.class)
@@ -125,13 +125,13 @@ class BadInputTest {
         MemoryManager first = b.build();
         b.drainTimeout(Duration.ofSeconds(9));
 
-        assertThat(first.shutdownAll().budget()).isEqualTo(Duration.ofSeconds(3));
-        assertThat(b.build().shutdownAll().budget()).isEqualTo(Duration.ofSeconds(9));
+        assertThat(first.stop().budget()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(b.build().stop().budget()).isEqualTo(Duration.ofSeconds(9));
     }
 
     @Test
     void theDefaultDrainTimeoutIsFiveSeconds() {
-        assertThat(MemoryManager.create().shutdownAll().budget()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(MemoryManager.create().stop().budget()).isEqualTo(Duration.ofSeconds(5));
     }
 
     @Test

@@ -44,7 +44,7 @@ class FailureLoggingTest {
             m.syncAll("u", "a" + i, "s");
         }
         assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
 
         assertThat(report.failed()).isEqualTo(1_000);
         assertThat(captured.list).filteredOn(e -> e.getFormattedMessage().contains("'broken-store'"))
@@ -64,7 +64,7 @@ class FailureLoggingTest {
             MemoryManager memory = MemoryManager.builder().name("agent-" + m).build();
             memory.useProvider(shared);
             memory.syncAll("u", "a", "s-" + m);
-            DrainReport report = memory.shutdownAll();
+            DrainReport report = memory.stop();
             assertThat(report.failed()).isEqualTo(1);
             failedIds.addAll(report.failedWriteIds());
         }
@@ -78,7 +78,7 @@ class FailureLoggingTest {
     @Test
     void aLateWriteIsLoggedAndCounted() {
         MemoryManager m = MemoryManager.builder().name("closed").build();
-        m.shutdownAll();
+        m.stop();
 
         m.syncAll("late", "write", "session-9");
         m.syncAll("late", "write", "session-9");

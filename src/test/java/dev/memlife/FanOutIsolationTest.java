@@ -35,7 +35,7 @@ class FanOutIsolationTest {
 
         assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
         assertThat(next.turns()).hasSize(10);
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
         assertThat(report.failed()).isEqualTo(10);
         assertThat(report.failuresByProvider()).containsExactly(Map.entry("failing", 10L));
         assertThat(report.submitted()).isEqualTo(10);
@@ -56,7 +56,7 @@ class FanOutIsolationTest {
         assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
         assertThat(next.assistantContents()).containsExactly("a", "b");
         assertThat(m.writerThread().isAlive()).isTrue();
-        assertThat(m.shutdownAll().failed()).isEqualTo(2);
+        assertThat(m.stop().failed()).isEqualTo(2);
     }
 
     /**
@@ -78,7 +78,7 @@ class FanOutIsolationTest {
         assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
         Thread writer = m.writerThread();
 
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
 
         assertThat(report.delivered()).isEqualTo(1);
         assertThat(after.turns()).extracting(Turn::assistantContent).containsExactly("first", "second");
@@ -111,7 +111,7 @@ class FanOutIsolationTest {
         assertThat(failing.events()).containsExactly("fail:INITIALIZE", "fail:SYSTEM_PROMPT", "fail:ON_SESSION_END");
         assertThat(next.events()).containsExactly("initialize:s-1", "on_session_end");
         assertThat(prompt).isEqualTo("remember: the user likes tea");
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -133,7 +133,7 @@ class FanOutIsolationTest {
 
         assertThat(calledOn.get()).isSameAs(Thread.currentThread());
         assertThat(provider.sessionEnds()).containsExactly(List.of(Message.user("hi"), Message.assistant("hello")));
-        m.shutdownAll();
+        m.stop();
         assertThatThrownBy(() -> m.onSessionEnd(List.of()))
                 .isInstanceOf(StoppedException.class).hasMessageContaining("is stopped; onSessionEnd refused");
     }
@@ -160,7 +160,7 @@ class FanOutIsolationTest {
         } finally {
             hanging.release();
         }
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -176,7 +176,7 @@ class FanOutIsolationTest {
         }
 
         assertThat(m.prefetchAll("q", "s")).isEqualTo("one:q\n\ntwo:q");
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -188,7 +188,7 @@ class FanOutIsolationTest {
         assertThat(m.toolSchemas()).extracting(ToolSchema::name).containsExactly("remember", "recall");
         assertThat(m.handleToolCall("recall", Map.of("q", "x"))).isEqualTo("facts did it");
         assertThat(m.handleToolCall("remember", Map.of())).isEqualTo("notes did it");
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -199,7 +199,7 @@ class FanOutIsolationTest {
 
         assertThat(m.toolSchemas()).extracting(ToolSchema::name).containsExactly("remember");
         assertThat(m.handleToolCall("remember", Map.of())).isEqualTo("first");
-        m.shutdownAll();
+        m.stop();
     }
 
     /** hermes-agent {@code agent/memory_manager.py}, {@code handle_tool_call}: the model sees an error result. */
@@ -212,7 +212,7 @@ class FanOutIsolationTest {
                 .isEqualTo("{\"error\":\"No memory provider handles tool 'forget'\"}");
         assertThat(m.hasTool("forget")).isFalse();
         assertThat(m.hasTool("remember")).isTrue();
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -233,7 +233,7 @@ class FanOutIsolationTest {
         String result = m.handleToolCall("remember", Map.of());
 
         assertThat(result).startsWith("{\"error\":").contains("remember").contains("store \\\"down\\\"");
-        m.shutdownAll();
+        m.stop();
     }
 
     private static RecordingProvider toolProvider(String name, String tool, String answer) {

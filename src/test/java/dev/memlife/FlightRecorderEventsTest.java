@@ -99,7 +99,7 @@ class FlightRecorderEventsTest {
         gate.open();
         boolean met = waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         boolean idle = memory.flushPending(WAIT); // nothing pending: returns at once, records nothing
-        memory.shutdownAll();
+        memory.stop();
 
         assertThat(timedOut).isFalse();
         assertThat(met).isTrue();
@@ -142,7 +142,7 @@ class FlightRecorderEventsTest {
 
         assertThat(met).isEqualTo(flushes);
         assertThat(allocated).as("bytes allocated by " + flushes + " idle flushes").isLessThan(flushes / 10);
-        memory.shutdownAll();
+        memory.stop();
     }
 
     private static int idleFlushes(MemoryManager memory, int n) {
@@ -165,7 +165,7 @@ class FlightRecorderEventsTest {
         }
         recordEverything();
 
-        DrainReport report = memory.shutdownAll(Duration.ofMillis(200));
+        DrainReport report = memory.stop(Duration.ofMillis(200));
         gate.open();
 
         assertThat(report.abandoned()).isEqualTo(4);
@@ -178,7 +178,7 @@ class FlightRecorderEventsTest {
         assertThat(drain.getLong("failed")).isZero();
         assertThat(drain.getLong("abandoned")).isEqualTo(4);
         assertThat(drain.getLong("stillRunning")).isEqualTo(1);
-        // shutdownAll(200 ms) keeps a tenth for the providers' shutdown: the drain gets what is left of 180 ms.
+        // stop(200 ms) keeps a tenth for the providers' shutdown: the drain gets what is left of 180 ms.
         assertThat(drain.getDuration("budget")).isBetween(Duration.ofMillis(100), Duration.ofMillis(180));
         assertThat(drain.getDuration()).isGreaterThanOrEqualTo(Duration.ofMillis(100));
     }
@@ -200,7 +200,7 @@ class FlightRecorderEventsTest {
         gate.open(); // the writer finishes "hold", then takes the three queued writes as one batch
         assertThat(memory.flushPending(WAIT)).isTrue();
         Thread writer = memory.writerThread();
-        memory.shutdownAll();
+        memory.stop();
         // The writer records a batch after publishing its last write: the flush may return first.
         writer.join(WAIT.toMillis());
         assertThat(writer.isAlive()).as("the writer of a shut-down manager ends").isFalse();
@@ -275,7 +275,7 @@ class FlightRecorderEventsTest {
         for (int i = 0; i < 3; i++) {
             assertThat(memory.syncAllDurable("u" + i, "a", "s", List.of(), WAIT)).isTrue();
         }
-        memory.shutdownAll();
+        memory.stop();
 
         List<RecordedEvent> commits = recorded("dev.memlife.SpoolCommit", "manager", "jfr-spool");
         assertThat(commits).isNotEmpty();
@@ -302,11 +302,11 @@ class FlightRecorderEventsTest {
         for (int i = 0; i < 3; i++) {
             first.syncAll("u" + i, "a", "s");
         }
-        assertThat(first.shutdownAll().failed()).isEqualTo(3);
+        assertThat(first.stop().failed()).isEqualTo(3);
         recordEverything();
 
         MemoryManager second = MemoryManager.builder().name("jfr-carry-next").spool(Spool.open(spoolDir)).build();
-        second.shutdownAll(); // no write: the three stay in the spool for the next start
+        second.stop(); // no write: the three stay in the spool for the next start
 
         List<RecordedEvent> commits = recorded("dev.memlife.SpoolCommit", "manager", "jfr-carry-next");
         assertThat(commits).hasSize(1);
@@ -349,7 +349,7 @@ class FlightRecorderEventsTest {
         assertThat(gate.awaitHeld(WAIT)).isTrue();
         assertThat(slow.flushPending(Duration.ofMillis(50))).isFalse();
         gate.open();
-        slow.shutdownAll();
+        slow.stop();
         int fast = 20;
         for (int i = 0; i < fast; i++) {
             AgentMemory.create(MemoryManager.builder().name("jfr-default").build()).release();

@@ -36,7 +36,7 @@ class FlushBarrierTest {
         assertThat(provider.assistantContents()).containsExactly("A", "B");
         assertThat(provider.awaitHeld("C")).isTrue(); // C is still held, yet the flush returned
         provider.release("C");
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -50,7 +50,7 @@ class FlushBarrierTest {
         m.syncAll("u", "a", "s");
         assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
         assertThat(m.flushPending(Duration.ZERO)).isTrue(); // idle again: no wait at all
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -67,7 +67,7 @@ class FlushBarrierTest {
         } finally {
             gated.open();
         }
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -93,7 +93,7 @@ class FlushBarrierTest {
         }
         assertThat(result.get()).isFalse();
         assertThat(flagAfter.get()).isTrue();
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -115,7 +115,7 @@ class FlushBarrierTest {
 
         assertThat(m.flushPending(Duration.ofSeconds(10))).isTrue();
         assertThat(insideResult.get()).isFalse(); // the barrier cannot be met from inside; it says so at once
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -127,7 +127,7 @@ class FlushBarrierTest {
         assertThat(m.flushPending(Duration.ofDays(365_000))).isTrue();
         assertThat(m.flushPending(Duration.ofSeconds(-5))).isTrue();
         assertThat(m.flushPending(null)).isTrue();
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -149,7 +149,7 @@ class FlushBarrierTest {
         } finally {
             gated.open();
         }
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -163,7 +163,7 @@ class FlushBarrierTest {
         CompletableFuture<Boolean> flush = CompletableFuture.supplyAsync(() -> m.flushPending(Duration.ofSeconds(60)));
         await().atMost(Duration.ofSeconds(10)).until(() -> !flush.isDone());
 
-        DrainReport report = m.shutdownAll(Duration.ZERO);
+        DrainReport report = m.stop(Duration.ZERO);
 
         assertThat(flush.get(10, TimeUnit.SECONDS)).isFalse();
         assertThat(report.abandoned()).isEqualTo(1);

@@ -51,13 +51,13 @@ class MemoryFlushOnResetTest {
     static DrainReport cleanupAgentResources(MemoryManager manager, List<Message> transcript) {
         manager.flushPending(Duration.ofSeconds(10));
         manager.onSessionEnd(transcript);
-        return manager.shutdownAll();
+        return manager.stop();
     }
 
     /** The reset path before the fix: extract and shut down, trusting the bounded drain. */
     static DrainReport cleanupWithoutFlush(MemoryManager manager, List<Message> transcript) {
         manager.onSessionEnd(transcript);
-        return manager.shutdownAll();
+        return manager.stop();
     }
 
     @Test

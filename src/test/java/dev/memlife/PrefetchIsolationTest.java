@@ -81,7 +81,7 @@ class PrefetchIsolationTest {
             manager.prefetchAll("again", "s");
             return hungCalls.get() == 2; // the hung call, returned; and a new one
         });
-        manager.shutdownAll();
+        manager.stop();
     }
 
     @Test
@@ -99,7 +99,7 @@ class PrefetchIsolationTest {
         assertThat(provider.calls.get()).isEqualTo(1);
         assertThat(manager.prefetchAll("next question", "s")).isEqualTo("recall:next question@s");
         assertThat(provider.calls.get()).as("a queued recall is used once").isEqualTo(2);
-        manager.shutdownAll();
+        manager.stop();
     }
 
     @Test
@@ -118,7 +118,7 @@ class PrefetchIsolationTest {
         manager.queuePrefetchAll("first guess", "s");
         manager.queuePrefetchAll("second guess", "s"); // the newer replaces the older
         assertThat(manager.prefetchAll("second guess", "s")).isEqualTo("recall:second guess@s");
-        manager.shutdownAll();
+        manager.stop();
     }
 
     @Test
@@ -133,6 +133,6 @@ class PrefetchIsolationTest {
         manager.queuePrefetchAll("q", "s"); // the hung provider's call still runs: skipped, not a second thread
         assertThat(manager.prefetchAll("q", "s")).isEqualTo("recall:q@s");
         assertThat(hung.hangingCount()).isEqualTo(1);
-        manager.shutdownAll();
+        manager.stop();
     }
 }

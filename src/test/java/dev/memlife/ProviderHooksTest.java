@@ -131,7 +131,7 @@ class ProviderHooksTest {
         MemoryManager m = manager();
         assertThatThrownBy(() -> m.onMemoryWrite("add", null, "x")).hasMessage("target");
         assertThatThrownBy(() -> m.onDelegation("t", "r", null)).hasMessage("childSessionId");
-        m.shutdownAll();
+        m.stop();
         assertThatThrownBy(() -> m.onTurnStart(1, "x")).isInstanceOf(StoppedException.class);
         assertThatThrownBy(() -> m.onPreCompress(List.of())).isInstanceOf(StoppedException.class);
     }

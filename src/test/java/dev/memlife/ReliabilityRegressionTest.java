@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult.Extraction;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport.Extraction;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.HangingProvider;
@@ -81,7 +81,7 @@ class ReliabilityRegressionTest {
             assertThat(held.awaitHeld("w5")).isTrue();
 
             assertThat(m.pendingWrites()).as("w5 in progress, w6 and w7 queued").isEqualTo(3);
-            DrainReport report = m.shutdownAll(Duration.ofMillis(100));
+            DrainReport report = m.stop(Duration.ofMillis(100));
 
             assertThat(report.delivered()).as("w0..w4: %s", report).isEqualTo(5);
             assertThat(report.stillRunning()).isEqualTo(1);
@@ -109,7 +109,7 @@ class ReliabilityRegressionTest {
         m.syncAll("u", "w1", "s");
         assertThat(first.awaitHeld("w1")).isTrue();
 
-        DrainReport report = m.shutdownAll(Duration.ofMillis(50));
+        DrainReport report = m.stop(Duration.ofMillis(50));
         first.release("w1");
 
         assertThat(report.stillRunningWriteIds()).hasSize(1);
@@ -148,13 +148,13 @@ class ReliabilityRegressionTest {
         assertThat(m.flushPending(WAIT)).isTrue();
 
         assertThat(provider.turns()).hasSize(1);
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
         assertThat(report.delivered()).isEqualTo(1);
         assertThat(report.rejected()).isEqualTo(1);
     }
 
     /**
-     * Defect 4: when no thread could be made for the providers' shutdown, {@code shutdownAll}
+     * Defect 4: when no thread could be made for the providers' shutdown, {@code stop}
      * threw, no provider was shut down, and every later call threw too.
      */
     @Test
@@ -163,11 +163,11 @@ class ReliabilityRegressionTest {
         MemoryManager m = MemoryManager.builder().threadFactory(r -> null).build();
         m.addProvider(provider);
 
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
 
         assertThat(report.providersNotShutDown()).isEmpty();
         assertThat(provider.events()).containsExactly("shutdown");
-        assertThat(m.shutdownAll()).isSameAs(report);
+        assertThat(m.stop()).isSameAs(report);
     }
 
     /**
@@ -208,7 +208,7 @@ class ReliabilityRegressionTest {
             m.syncAll("u" + i, "a", "s");
         }
 
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
 
         assertThat(report.failed()).as("%s", report).isZero();
         assertThat(written).isEqualTo(ids(interrupter.turns())).hasSize(3);
@@ -233,7 +233,7 @@ class ReliabilityRegressionTest {
         held.release("w0");
         assertThat(m.flushPending(WAIT)).isTrue();
 
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
 
         assertThat(last.assistantContents()).containsExactly("w0", "w1", "w2", "w3", "w4");
         String w2 = last.turns().get(2).writeId();
@@ -255,9 +255,9 @@ class ReliabilityRegressionTest {
         m.addProvider(hanging);
         m.addProvider(after);
         AgentMemory agent = AgentMemory.builder(m).extractionTimeout(Duration.ofMillis(100)).build();
-        TeardownResult result;
+        TeardownReport result;
         try {
-            result = agent.tearDown(TeardownMode.CLOSE);
+            result = agent.teardown(TeardownMode.CLOSE);
 
             assertThat(result.extraction()).isEqualTo(Extraction.TIMED_OUT);
             assertThat(result.providersShutDownLater()).containsExactlyInAnyOrder("hanging", "after");
@@ -272,7 +272,7 @@ class ReliabilityRegressionTest {
     }
 
     /**
-     * A provider that calls {@code shutdownAll(3 s)} on its own manager from inside the write
+     * A provider that calls {@code stop(3 s)} on its own manager from inside the write
      * {@code "stop"}, after {@code before} lets it, and records how long that took.
      */
     private static final class ShutsDownFromInside extends RecordingProvider {
@@ -296,13 +296,13 @@ class ReliabilityRegressionTest {
                 inside.countDown();
                 awaitQuietly(before);
                 long start = System.nanoTime();
-                report.complete(manager.shutdownAll(Duration.ofSeconds(3)));
+                report.complete(manager.stop(Duration.ofSeconds(3)));
                 millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             }
         }
     }
 
-    /** Defect 8, first half: {@code shutdownAll} from inside a write waited for itself for its whole deadline. */
+    /** Defect 8, first half: {@code stop} from inside a write waited for itself for its whole deadline. */
     @Test
     void shutdownFromInsideAWriteDoesNotWaitForItself() throws Exception {
         ShutsDownFromInside provider = new ShutsDownFromInside(true);
@@ -315,15 +315,15 @@ class ReliabilityRegressionTest {
 
         DrainReport report = provider.report.get(10, TimeUnit.SECONDS);
 
-        assertThat(provider.millis).as("a re-entrant shutdownAll(3 s)").isLessThan(1_500);
+        assertThat(provider.millis).as("a re-entrant stop(3 s)").isLessThan(1_500);
         assertThat(report.stillRunningWriteIds()).as("%s", report).hasSize(1);
         assertThat(report.abandoned()).as("the write behind it, never started: %s", report).isEqualTo(1);
-        assertThat(m.shutdownAll()).isSameAs(report);
+        assertThat(m.stop()).isSameAs(report);
     }
 
     /**
-     * Defect 8, second half: a host's {@code shutdownAll} that is running while a provider calls
-     * {@code shutdownAll} from inside a write used to hold both until the host's deadline; the
+     * Defect 8, second half: a host's {@code stop} that is running while a provider calls
+     * {@code stop} from inside a write used to hold both until the host's deadline; the
      * writer cannot drain while it waits, so the shared deadline becomes now.
      */
     @Test
@@ -336,7 +336,7 @@ class ReliabilityRegressionTest {
         assertThat(provider.inside.await(10, TimeUnit.SECONDS)).isTrue();
 
         long start = System.nanoTime();
-        CompletableFuture<DrainReport> host = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(20)));
+        CompletableFuture<DrainReport> host = CompletableFuture.supplyAsync(() -> m.stop(Duration.ofSeconds(20)));
         await().atMost(WAIT).until(m::isShutdown);
         provider.before.countDown();
         DrainReport report = host.get(10, TimeUnit.SECONDS);
@@ -400,7 +400,7 @@ class ReliabilityRegressionTest {
             }
             assertThat(m.flushPending(WAIT)).isTrue();
         }
-        m.shutdownAll();
+        m.stop();
 
         for (int i = 0; i < kept.size(); i++) {
             assertThat(ids(kept.get(i))).isEqualTo(seen.get(i));
@@ -413,14 +413,14 @@ class ReliabilityRegressionTest {
         MemoryManager m = MemoryManager.create();
         assertThat(m.syncAll(" ", "a real reply", "s")).isFalse();
         assertThat(m.blankTurns()).isEqualTo(1);
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
         assertThat(report.blankTurns()).isEqualTo(1);
         assertThat(report.submitted()).isZero();
     }
 
     /**
      * Defect 10d: the report's rejected count missed rejections that callers had already seen
-     * before {@code shutdownAll} returned (those during the providers' shutdown).
+     * before {@code stop} returned (those during the providers' shutdown).
      */
     @Test
     void rejectionsSeenBeforeShutdownReturnedAreInTheReport() throws Exception {
@@ -436,7 +436,7 @@ class ReliabilityRegressionTest {
         };
         MemoryManager m = MemoryManager.create();
         m.addProvider(slowShutdown);
-        CompletableFuture<DrainReport> report = CompletableFuture.supplyAsync(m::shutdownAll);
+        CompletableFuture<DrainReport> report = CompletableFuture.supplyAsync(m::stop);
         assertThat(shuttingDown.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(m.syncAll("u", "late", "s")).isFalse();
         lateWriteDone.countDown();
@@ -445,7 +445,7 @@ class ReliabilityRegressionTest {
     }
 
     /**
-     * Found by the soak: a writer parked idle (every write delivered) when {@code shutdownAll}
+     * Found by the soak: a writer parked idle (every write delivered) when {@code stop}
      * came was never woken, so its thread and its manager stayed alive for good, one per idle
      * agent shut down.
      */
@@ -459,7 +459,7 @@ class ReliabilityRegressionTest {
         Thread writer = m.writerThread();
         await().atMost(WAIT).until(() -> writer.getState() == Thread.State.TIMED_WAITING); // parked, idle
 
-        assertThat(m.shutdownAll().delivered()).isEqualTo(1);
+        assertThat(m.stop().delivered()).isEqualTo(1);
 
         writer.join(WAIT.toMillis());
         assertThat(writer.isAlive()).as("the writer of a shut-down manager").isFalse();

@@ -80,7 +80,7 @@ class SessionBoundaryTest {
         provider.firstWrite.countDown();
         provider.extraction = new CountDownLatch(0);
         if (manager != null) {
-            manager.shutdownAll();
+            manager.stop();
         }
     }
 
@@ -146,7 +146,7 @@ class SessionBoundaryTest {
         m.syncAll("one", "a", "old");
         CompletionStage<Void> boundary = m.commitSessionBoundaryAsync(List.of(Message.user("one")), "new", "old");
 
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
         assertThat(report.complete()).isTrue();
         boundary.toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertThat(provider.log).containsExactly("write old one", "end old 1", "switch new from old reset");
@@ -162,7 +162,7 @@ class SessionBoundaryTest {
         CompletionStage<Void> boundary = m.commitSessionBoundaryAsync(List.of(), "new", "old");
         m.syncAll("two", "a", "new");
 
-        DrainReport report = m.shutdownAll(Duration.ofMillis(100)); // "one" is held past the deadline
+        DrainReport report = m.stop(Duration.ofMillis(100)); // "one" is held past the deadline
         assertThat(report.stillRunning()).isEqualTo(1);
         assertThat(report.abandoned()).isEqualTo(1);
         assertThatThrownBy(() -> boundary.toCompletableFuture().get(10, TimeUnit.SECONDS))
@@ -173,7 +173,7 @@ class SessionBoundaryTest {
     void withNoProviderABoundaryDoesNothing() throws Exception {
         MemoryManager m = MemoryManager.create();
         m.commitSessionBoundaryAsync(List.of(), "new", "").toCompletableFuture().get(1, TimeUnit.SECONDS);
-        m.shutdownAll();
+        m.stop();
     }
 
     /** on_session_switch: inline, on every provider; a blank session id does nothing. */
@@ -206,7 +206,7 @@ class SessionBoundaryTest {
         await().atMost(WAIT).until(() -> rec.turns().size() == 1);
         assertThat(boundary).as("waits for the write reserved before it").isNotDone();
 
-        Turn two = new Turn("d", 0, "old", "two", "a", List.of(), 0, route);
+        QueuedTurn two = new QueuedTurn("d", "old", "two", "a", List.of(), route);
         two.assignSeq(second);
         writer.queue().append(two); // the writer is not parked while a boundary waits: no wake-up needed
         boundary.get(10, TimeUnit.SECONDS);

@@ -23,7 +23,7 @@ class SharedProviderTest {
             assertThat(memory.useProvider(shared)).isTrue();
             memory.syncAll("turn of " + m, "a", "s-" + m);
 
-            DrainReport report = memory.shutdownAll();
+            DrainReport report = memory.stop();
 
             String id = shared.turns().get(m).writeId();
             assertThat(report.statusOf(id)).isEqualTo(WriteStatus.DELIVERED);
@@ -47,9 +47,9 @@ class SharedProviderTest {
         assertThat(other.providerNames()).as("nothing was registered").isEmpty();
         assertThat(other.useProvider(store)).isTrue();
 
-        other.shutdownAll();
+        other.stop();
         assertThat(store.count("shutdown")).as("a user does not shut it down").isZero();
-        owner.shutdownAll();
+        owner.stop();
         assertThat(store.count("shutdown")).as("its owner does, once").isEqualTo(1);
     }
 
@@ -58,11 +58,11 @@ class SharedProviderTest {
         RecordingProvider store = new RecordingProvider("store");
         MemoryManager first = MemoryManager.create();
         first.addProvider(store);
-        first.shutdownAll();
+        first.stop();
 
         MemoryManager second = MemoryManager.create();
         assertThat(second.addProvider(store)).isTrue();
-        second.shutdownAll();
+        second.stop();
         assertThat(store.count("shutdown")).isEqualTo(2);
     }
 }

@@ -47,7 +47,7 @@ class ShutdownDrainTest {
             m.syncAll("u", "a" + i, "s");
         }
 
-        DrainReport report = m.shutdownAll(Duration.ofSeconds(10));
+        DrainReport report = m.stop(Duration.ofSeconds(10));
 
         assertThat(log).hasSize(51).endsWith("shutdown");
         for (int i = 0; i < 50; i++) {
@@ -71,7 +71,7 @@ class ShutdownDrainTest {
             m.syncAll("3", "queued-b", "s");
             m.syncAll("4", "queued-c", "s");
 
-            report = m.shutdownAll(Duration.ofMillis(50));
+            report = m.stop(Duration.ofMillis(50));
         } finally {
             gated.open();
         }
@@ -113,7 +113,7 @@ class ShutdownDrainTest {
         }
 
         long start = System.nanoTime();
-        DrainReport report = m.shutdownAll(Duration.ofMillis(200));
+        DrainReport report = m.stop(Duration.ofMillis(200));
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
         assertThat(elapsedMillis).isLessThan(200 + 2_000); // the budget plus a generous margin for a loaded machine
@@ -131,7 +131,7 @@ class ShutdownDrainTest {
             m.syncAll("1", "held", "s");
             assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
             m.syncAll("2", "queued", "s");
-            CompletableFuture<DrainReport> drain = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(1)));
+            CompletableFuture<DrainReport> drain = CompletableFuture.supplyAsync(() -> m.stop(Duration.ofSeconds(1)));
 
             // Real time passes, the manual ticker does not: the drain keeps waiting for the queue.
             await().pollDelay(Duration.ofMillis(200)).atMost(Duration.ofSeconds(10)).until(() -> !drain.isDone());
@@ -156,7 +156,7 @@ class ShutdownDrainTest {
             assertThat(hanging.awaitHanging(Duration.ofSeconds(10))).isTrue();
 
             long start = System.nanoTime();
-            DrainReport report = m.shutdownAll(Duration.ofMillis(100));
+            DrainReport report = m.stop(Duration.ofMillis(100));
             long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
             assertThat(elapsedMillis).isLessThan(100 + 2_000);
@@ -184,8 +184,8 @@ class ShutdownDrainTest {
             });
         }
 
-        m.shutdownAll();
-        m.shutdownAll();
+        m.stop();
+        m.stop();
 
         assertThat(order).containsExactly("third", "second", "first");
     }
@@ -197,8 +197,8 @@ class ShutdownDrainTest {
         m.addProvider(provider);
         m.syncAll("u", "a", "s");
 
-        DrainReport first = m.shutdownAll();
-        DrainReport second = m.shutdownAll(Duration.ofSeconds(1));
+        DrainReport first = m.stop();
+        DrainReport second = m.stop(Duration.ofSeconds(1));
 
         assertThat(second).isSameAs(first);
         assertThat(provider.count("shutdown")).isEqualTo(1);
@@ -215,11 +215,11 @@ class ShutdownDrainTest {
         m.addProvider(gated);
         m.syncAll("u", "a", "s");
         assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
-        CompletableFuture<DrainReport> first = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(20)));
+        CompletableFuture<DrainReport> first = CompletableFuture.supplyAsync(() -> m.stop(Duration.ofSeconds(20)));
         await().atMost(Duration.ofSeconds(10)).until(m::isShutdown);
         try {
             long start = System.nanoTime();
-            DrainReport second = m.shutdownAll(Duration.ofMillis(200));
+            DrainReport second = m.stop(Duration.ofMillis(200));
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
             assertThat(tookMillis).as("a 200 ms shutdown, plus margin").isLessThan(200 + 1_000);
@@ -239,7 +239,7 @@ class ShutdownDrainTest {
         m.addProvider(hanging);
         m.addProvider(healthy);
         try {
-            DrainReport report = m.shutdownAll();
+            DrainReport report = m.stop();
 
             assertThat(report.providersNotShutDown()).containsExactly("wedged");
             assertThat(healthy.count("shutdown")).isEqualTo(1); // reverse order: it went first
@@ -256,7 +256,7 @@ class ShutdownDrainTest {
         m.addProvider(first);
         m.addProvider(failing);
 
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
 
         assertThat(failing.events()).contains("fail:SHUTDOWN");
         assertThat(first.count("shutdown")).isEqualTo(1);
@@ -268,7 +268,7 @@ class ShutdownDrainTest {
         RecordingProvider provider = new RecordingProvider("rec");
         MemoryManager m = MemoryManager.create();
         m.addProvider(provider);
-        m.shutdownAll();
+        m.stop();
 
         boolean accepted = m.syncAll("late", "write", "s");
 
@@ -284,7 +284,7 @@ class ShutdownDrainTest {
         m.addProvider(gated);
         m.syncAll("u", "held", "s");
         assertThat(gated.awaitHeld(Duration.ofSeconds(10))).isTrue();
-        CompletableFuture<DrainReport> drain = CompletableFuture.supplyAsync(() -> m.shutdownAll(Duration.ofSeconds(20)));
+        CompletableFuture<DrainReport> drain = CompletableFuture.supplyAsync(() -> m.stop(Duration.ofSeconds(20)));
         await().atMost(Duration.ofSeconds(10)).until(m::isShutdown);
         // isShutdown flips before the writer stops accepting; wait until writes are refused.
         await().atMost(Duration.ofSeconds(10)).until(() -> !m.syncAll("during", "drain", "s"));
@@ -328,7 +328,7 @@ class ShutdownDrainTest {
         }
         halfway.await();
 
-        DrainReport report = m.shutdownAll(Duration.ofMillis(5));
+        DrainReport report = m.stop(Duration.ofMillis(5));
         for (Thread t : writers) {
             t.join();
         }

@@ -54,7 +54,7 @@ class TickerTimeoutsTest {
             gated.open();
         }
         assertThat(m.flushPending(WAIT)).isTrue();
-        DrainReport report = m.shutdownAll();
+        DrainReport report = m.stop();
 
         assertThat(gated.assistantContents()).containsExactly("held", "queued");
         for (Turn written : gated.turns()) {
@@ -88,7 +88,7 @@ class TickerTimeoutsTest {
         } finally {
             hanging.release();
         }
-        m.shutdownAll();
+        m.stop();
     }
 
     @Test
@@ -100,7 +100,7 @@ class TickerTimeoutsTest {
         try {
             m.syncAll("u", "a", "s");
             assertThat(m.flushPending(WAIT)).isTrue();
-            CompletableFuture<DrainReport> shutdown = CompletableFuture.supplyAsync(m::shutdownAll);
+            CompletableFuture<DrainReport> shutdown = CompletableFuture.supplyAsync(m::stop);
             assertThat(hanging.awaitHanging(WAIT)).as("shutdown() hangs").isTrue();
 
             await().during(REAL_TIME).atMost(WAIT).until(() -> !shutdown.isDone());

@@ -65,7 +65,7 @@ public class TurnQueueLincheckTest {
     /** A caller: reserve, and if accepted append a fresh turn (as {@code Writer.enqueue} does). */
     @Operation
     public String produce() {
-        Turn turn = new Turn("lincheck", 0, ledger.producerKey(), "u", "a", List.of(), 0, null);
+        QueuedTurn turn = new QueuedTurn("lincheck", ledger.producerKey(), "u", "a", List.of(), null);
         long seq = queue.reserve();
         if (seq == TurnQueue.REJECTED) {
             return "rejected";

@@ -16,12 +16,12 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class TurnQueueTest {
 
-    private static Turn turn(String assistant) {
-        return new Turn("q", 0, "s", "u", assistant, List.of(), 0, null);
+    private static QueuedTurn turn(String assistant) {
+        return new QueuedTurn("q", "s", "u", assistant, List.of(), null);
     }
 
     /** Reserves and appends like a caller does; returns the sequence number or the refusal. */
-    private static long offer(TurnQueue queue, Turn turn) {
+    private static long offer(TurnQueue queue, QueuedTurn turn) {
         long seq = queue.reserve();
         if (seq > 0) {
             turn.assignSeq(seq);
@@ -42,9 +42,9 @@ class TurnQueueTest {
     @Test
     void reservationsNumberWritesFromOneAndTakingReturnsThemInOrder() {
         TurnQueue queue = new TurnQueue(10);
-        Turn a = turn("a");
-        Turn b = turn("b");
-        Turn c = turn("c");
+        QueuedTurn a = turn("a");
+        QueuedTurn b = turn("b");
+        QueuedTurn c = turn("c");
 
         assertThat(offer(queue, a)).isEqualTo(1);
         assertThat(offer(queue, b)).isEqualTo(2);
@@ -91,8 +91,8 @@ class TurnQueueTest {
     @Test
     void aTakenTurnDropsItsLinkOnceTheNextIsTakenSoAKeptTurnKeepsNothingQueuedAlive() {
         TurnQueue queue = new TurnQueue(10);
-        Turn a = turn("a");
-        Turn b = turn("b");
+        QueuedTurn a = turn("a");
+        QueuedTurn b = turn("b");
         offer(queue, a);
         offer(queue, b);
 
@@ -115,8 +115,8 @@ class TurnQueueTest {
         assertThat(queue.announcePark()).as("writes are linked: the taker must not park").isFalse();
     }
 
-    private static Turn reserved(TurnQueue queue) {
-        Turn t = turn("x");
+    private static QueuedTurn reserved(TurnQueue queue) {
+        QueuedTurn t = turn("x");
         t.assignSeq(queue.reserve());
         return t;
     }
@@ -137,7 +137,7 @@ class TurnQueueTest {
                 try {
                     start.await();
                     for (int i = 0; i < perCaller; i++) {
-                        Turn turn = new Turn("q", 0, caller, "u", Integer.toString(i), List.of(), 0, null);
+                        QueuedTurn turn = new QueuedTurn("q", caller, "u", Integer.toString(i), List.of(), null);
                         long seq;
                         while ((seq = queue.reserve()) == TurnQueue.FULL) {
                             Thread.onSpinWait();

@@ -46,7 +46,7 @@ public final class VirtualThreadWriterMain {
         }
         long delivered = 0;
         for (MemoryManager manager : all) {
-            delivered += manager.shutdownAll().delivered();
+            delivered += manager.stop().delivered();
         }
         long platform = 0;
         for (Thread t : made) {

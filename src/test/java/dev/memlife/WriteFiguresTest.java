@@ -76,7 +76,7 @@ class WriteFiguresTest {
         manager.syncAll("queued-2", "a", "s");
         assertThat(gated.awaitHeld(WAIT)).isTrue();
 
-        DrainReport report = manager.shutdownAll(Duration.ofMillis(50)); // "hold" runs on; the two behind it are abandoned
+        DrainReport report = manager.stop(Duration.ofMillis(50)); // "hold" runs on; the two behind it are abandoned
         assertThat(manager.syncAll("late", "a", "s")).isFalse();
         WriteFigures figures = manager.figures();
         assertThat(figures.accepted()).isEqualTo(6);
@@ -146,7 +146,7 @@ class WriteFiguresTest {
         assertThat(afterFlush.drainTime()).isEqualTo(Duration.ZERO);
 
         gated.open();
-        manager.shutdownAll();
+        manager.stop();
     }
 
     @Test
@@ -158,7 +158,7 @@ class WriteFiguresTest {
         manager.syncAll("u2", "a", "s");
         assertThat(gated.awaitHeld(WAIT)).isTrue();
 
-        DrainReport report = manager.shutdownAll(Duration.ofMillis(200)); // u1 runs on, u2 is abandoned at 180 ms
+        DrainReport report = manager.stop(Duration.ofMillis(200)); // u1 runs on, u2 is abandoned at 180 ms
         gated.open();
 
         WriteFigures figures = manager.figures();

@@ -34,7 +34,7 @@ class WriterContractTest {
 
     @AfterEach
     void shutDown() {
-        managers.forEach(m -> m.shutdownAll(Duration.ZERO));
+        managers.forEach(m -> m.stop(Duration.ZERO));
     }
 
     @Test
@@ -180,7 +180,7 @@ class WriterContractTest {
 
         assertThat(m.pendingWrites()).isZero();
         assertThat(m.writerThread()).isNull();
-        assertThat(m.shutdownAll().submitted()).isZero();
+        assertThat(m.stop().submitted()).isZero();
         assertThat(provider.turns()).isEmpty();
     }
 
@@ -247,7 +247,7 @@ class WriterContractTest {
         } finally {
             gated.open();
         }
-        DrainReport report = m.shutdownAll(Duration.ofSeconds(10));
+        DrainReport report = m.stop(Duration.ofSeconds(10));
         assertThat(report.delivered()).isEqualTo(3);
         assertThat(report.rejected()).isEqualTo(1);
         assertThat(report.submitted()).isEqualTo(4);
@@ -292,7 +292,7 @@ class WriterContractTest {
 
         DrainReport report;
         try {
-            report = m.shutdownAll(Duration.ZERO);
+            report = m.stop(Duration.ZERO);
         } finally {
             gated.open();
         }

@@ -59,7 +59,7 @@ class WriterKeepAliveTest {
         assertThat(manager.flushPending(FLUSH)).isTrue();
         assertThat(threads.made).hasSize(2);
 
-        DrainReport report = manager.shutdownAll();
+        DrainReport report = manager.stop();
         assertThat(provider.turns()).extracting(Turn::userContent).containsExactly("u1", "u2");
         assertThat(provider.turns()).allSatisfy(t -> assertThat(report.statusOf(t.writeId()))
                 .isEqualTo(WriteStatus.DELIVERED));
@@ -79,7 +79,7 @@ class WriterKeepAliveTest {
         }
         assertThat(threads.made).hasSize(1);
         assertThat(threads.alive()).isEqualTo(1);
-        assertThat(manager.shutdownAll().delivered()).isEqualTo(20);
+        assertThat(manager.stop().delivered()).isEqualTo(20);
         await().atMost(Duration.ofSeconds(10)).until(() -> threads.alive() == 0);
     }
 
@@ -125,7 +125,7 @@ class WriterKeepAliveTest {
             t.join(TimeUnit.SECONDS.toMillis(10));
         }
 
-        DrainReport report = manager.shutdownAll();
+        DrainReport report = manager.stop();
         assertThat(report.delivered()).isEqualTo((long) producers * rounds);
         assertThat(threads.made.size()).as("writer threads started: the writer did retire").isGreaterThan(1);
         for (int p = 0; p < producers; p++) {
@@ -152,7 +152,7 @@ class WriterKeepAliveTest {
         assertThat(manager.figures().delivered()).isEqualTo(3);
         assertThat(threads.made).isEmpty();
 
-        DrainReport report = manager.shutdownAll();
+        DrainReport report = manager.stop();
         assertThat(report.submitted()).isEqualTo(3);
         assertThat(report.delivered()).isEqualTo(3);
         assertThat(manager.syncAll("late", "a", "s")).isFalse();
@@ -184,7 +184,7 @@ class WriterKeepAliveTest {
 
         assertThat(threads.made.size()).isGreaterThanOrEqualTo(2 * managers); // each restarted after idling
         for (int m = 0; m < managers; m++) {
-            DrainReport report = all.get(m).shutdownAll();
+            DrainReport report = all.get(m).stop();
             assertThat(report.delivered()).isEqualTo(2);
             String session = "agent-" + m;
             assertThat(shared.turns().stream().filter(t -> t.sessionId().equals(session)).map(Turn::userContent))

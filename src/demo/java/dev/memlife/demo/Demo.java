@@ -1,13 +1,13 @@
 package dev.memlife.demo;
 
 import dev.memlife.DrainReport;
-import dev.memlife.Message;
 import dev.memlife.MemoryManager;
 import dev.memlife.MemoryProvider;
+import dev.memlife.Message;
 import dev.memlife.Turn;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -150,8 +150,8 @@ public final class Demo {
     private DrainTotals collectReports() {
         DrainTotals totals = new DrainTotals();
         for (AgentMemory agent : agents) {
-            Optional<TeardownResult> result = agent.awaitTeardown(Duration.ofSeconds(15));
-            Optional<DrainReport> report = result.flatMap(TeardownResult::drainReport);
+            Optional<TeardownReport> result = agent.awaitTeardown(Duration.ofSeconds(15));
+            Optional<DrainReport> report = result.flatMap(TeardownReport::drainReport);
             if (report.isEmpty()) {
                 totals.unfinishedAgents++;
                 continue;

@@ -6,7 +6,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.Ticker;
 import dev.memlife.agent.TeardownListener.Phase;
-import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownReport.Extraction;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Events;
@@ -78,7 +78,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
     private final List<Message> transcript = new ArrayList<>();
     private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(OPEN);
     /** Completed once, by the winning teardown, after {@link #lifecycle} reached TORN_DOWN. */
-    private final CompletableFuture<TeardownResult> teardown = new CompletableFuture<>();
+    private final CompletableFuture<TeardownReport> teardown = new CompletableFuture<>();
     /** Held by a running {@link #commitSession()}; a teardown takes it before extraction and shutdown. */
     private final ReentrantLock commitLock = new ReentrantLock();
 
@@ -155,48 +155,48 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
     // ---- teardown ------------------------------------------------------------------------------
 
     /**
-     * {@link #tearDown tearDown}({@link TeardownMode#RELEASE}): flush, then shut down; no extraction.
+     * {@link #teardown teardown}({@link TeardownMode#RELEASE}): flush, then shut down; no extraction.
      *
      * @return the result: what this call did, or, if another teardown owns the agent, which one
      */
-    public TeardownResult release() {
-        return tearDown(TeardownMode.RELEASE);
+    public TeardownReport release() {
+        return teardown(TeardownMode.RELEASE);
     }
 
     /**
-     * {@link #tearDown tearDown}({@link TeardownMode#COMMIT_THEN_RELEASE}): flush, extract, then shut
+     * {@link #teardown teardown}({@link TeardownMode#COMMIT_THEN_RELEASE}): flush, extract, then shut
      * down.
      *
      * @return the result: what this call did, or, if another teardown owns the agent, which one
      */
-    public TeardownResult commitThenRelease() {
-        return tearDown(TeardownMode.COMMIT_THEN_RELEASE);
+    public TeardownReport commitThenRelease() {
+        return teardown(TeardownMode.COMMIT_THEN_RELEASE);
     }
 
     /**
-     * {@link #tearDown tearDown}({@link TeardownMode#CLOSE}): the hard close at a session boundary,
+     * {@link #teardown teardown}({@link TeardownMode#CLOSE}): the hard close at a session boundary,
      * bounded by the flush and extraction timeouts and the manager's shutdown budgets. For
-     * try-with-resources; call {@code tearDown(TeardownMode.CLOSE)} for its {@link TeardownResult}, or
+     * try-with-resources; call {@code teardown(TeardownMode.CLOSE)} for its {@link TeardownReport}, or
      * {@link #release()} where the conversation should stay resumable. Idempotent: a later call
      * (or one racing another teardown) does nothing.
      */
     @Override
     public void close() {
-        tearDown(TeardownMode.CLOSE);
+        teardown(TeardownMode.CLOSE);
     }
 
     /**
      * Claims the teardown for {@code mode} and, if this call wins, runs it on this thread: flush
      * (waits at most the flush timeout), wait for a running {@link #commitSession} (at most the
      * flush plus extraction timeouts), extract if the mode does (at most the extraction timeout),
-     * then the manager's bounded {@link MemoryManager#shutdownAll() shutdown}. If another teardown
+     * then the manager's bounded {@link MemoryManager#stop() shutdown}. If another teardown
      * owns the agent, returns at once and touches nothing. An interrupt cuts the waits short (the
      * manager then abandons and reports what it could not drain) and stays set.
      *
      * @param mode the teardown to run
      * @return the result: what this call did, or, if another teardown owns the agent, which one
      */
-    public TeardownResult tearDown(TeardownMode mode) {
+    public TeardownReport teardown(TeardownMode mode) {
         requireNonNull(mode, "mode");
         if (!claim(mode)) {
             return ownedByOther(mode);
@@ -214,14 +214,14 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
      * @param executor runs the teardown's work
      * @return the teardown's result, completed exceptionally only if the manager's shutdown threw
      */
-    public CompletableFuture<TeardownResult> tearDownAsync(TeardownMode mode, Executor executor) {
+    public CompletableFuture<TeardownReport> teardownAsync(TeardownMode mode, Executor executor) {
         requireNonNull(mode, "mode");
         requireNonNull(executor, "executor");
         if (!claim(mode)) {
             return CompletableFuture.completedFuture(ownedByOther(mode));
         }
         List<Message> snapshot = transcript();
-        CompletableFuture<TeardownResult> result = new CompletableFuture<>();
+        CompletableFuture<TeardownReport> result = new CompletableFuture<>();
         Runnable work = () -> {
             try {
                 result.complete(runClaimed(mode, snapshot));
@@ -247,7 +247,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
      * @return the owner's result; empty on timeout, or on interrupt (the interrupt flag is restored)
      * @throws IllegalStateException if the owning teardown failed with an exception
      */
-    public Optional<TeardownResult> awaitTeardown(Duration timeout) {
+    public Optional<TeardownReport> awaitTeardown(Duration timeout) {
         requireNonNull(timeout, "timeout");
         try {
             return Optional.of(Deadline.after(ticker, timeout).get(teardown));
@@ -268,7 +268,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
      *
      * @return a read-only stage of the owning teardown's result
      */
-    public CompletionStage<TeardownResult> whenTornDown() {
+    public CompletionStage<TeardownReport> whenTornDown() {
         return teardown.minimalCompletionStage();
     }
 
@@ -331,20 +331,20 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         return lifecycle.compareAndSet(OPEN, new Lifecycle(State.TEARING_DOWN, mode));
     }
 
-    private TeardownResult ownedByOther(TeardownMode requested) {
+    private TeardownReport ownedByOther(TeardownMode requested) {
         TeardownMode owner = lifecycle.get().owner();
         LOG.debug("agent '{}': {} did nothing; the {} teardown owns the agent", name(), requested, owner);
-        return TeardownResult.ownedByOther(name(), requested, owner);
+        return TeardownReport.ownedByOther(name(), requested, owner);
     }
 
     /**
      * The winner's work. Whatever happens, the claim ends TORN_DOWN and {@link #teardown} completes.
      * Recorded as one {@link Events.Teardown}.
      */
-    private TeardownResult runClaimed(TeardownMode mode, List<Message> snapshot) {
+    private TeardownReport runClaimed(TeardownMode mode, List<Message> snapshot) {
         Events.Teardown event = new Events.Teardown();
         event.begin();
-        TeardownResult result = null;
+        TeardownReport result = null;
         Throwable failure = null;
         try {
             phase(mode, Phase.FLUSH);
@@ -357,7 +357,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
                     extraction = extract(snapshot);
                 }
                 phase(mode, Phase.SHUTDOWN);
-                result = TeardownResult.ran(name(), mode, flushed, extraction, manager.shutdownAll());
+                result = TeardownReport.ran(name(), mode, flushed, extraction, manager.stop());
             } finally {
                 if (locked) {
                     commitLock.unlock();
@@ -379,7 +379,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         }
     }
 
-    private void record(Events.Teardown event, TeardownMode mode, TeardownResult result, Throwable failure) {
+    private void record(Events.Teardown event, TeardownMode mode, TeardownReport result, Throwable failure) {
         event.end();
         if (!event.shouldCommit()) {
             return;

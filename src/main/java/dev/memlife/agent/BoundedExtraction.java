@@ -2,7 +2,7 @@ package dev.memlife.agent;
 
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
-import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownReport.Extraction;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import java.util.List;

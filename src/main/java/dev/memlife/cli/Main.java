@@ -39,7 +39,7 @@ import java.util.function.Function;
  *   <li>{@code spool replay DIR --jdbc URL} opens the spool (and its lock: it fails if another
  *       process holds it), builds a {@link MemoryManager} on it with a {@link JdbcMemoryProvider}
  *       on {@code URL}, replays the spool ({@link MemoryManager#replaySpool()}), shuts down within
- *       the timeout ({@link MemoryManager#shutdownAll(Duration)}), and prints the accounting:
+ *       the timeout ({@link MemoryManager#stop(Duration)}), and prints the accounting:
  *       writes replayed, delivered, failed and abandoned (with their write ids), still running at
  *       the deadline, corrupt records skipped, torn-tail bytes cut, the batches it stored them in
  *       (up to {@value #REPLAY_BATCH} writes, one transaction each), and what the spool holds
@@ -468,11 +468,11 @@ public final class Main {
         try {
             replayed = manager.replaySpool();
         } catch (RuntimeException e) {
-            DrainReport report = manager.shutdownAll(timeout);
+            DrainReport report = manager.stop(timeout);
             throw new CannotRunException(command, "the replay of spool " + dir + " failed: " + describe(e)
                     + "\nAfter the shutdown: " + report);
         }
-        DrainReport report = manager.shutdownAll(timeout);
+        DrainReport report = manager.stop(timeout);
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         SpoolFigures figures = manager.figures().spool();
 

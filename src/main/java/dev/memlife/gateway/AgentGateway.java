@@ -2,12 +2,13 @@ package dev.memlife.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
 import dev.memlife.WriteFigures;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Events;
@@ -55,7 +56,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
  */
-public final class AgentGateway implements AutoCloseable {
+public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentGateway.class);
     /** Idle housekeeping threads end after this long; the next teardown starts one again. */
@@ -107,7 +108,7 @@ public final class AgentGateway implements AutoCloseable {
         this.cache = new AgentCache("agent gateway '" + b.name + "'", b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker);
         this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
         this.beforeEviction = b.beforeEviction == null ? null : new CommitBeforeEviction(b.name, b.beforeEviction,
-                housekeeping, e -> softTearDown(e, TeardownMode.RELEASE, Runnable::run));
+                housekeeping, e -> softTeardown(e, TeardownMode.RELEASE, Runnable::run));
         this.lastSweepNanos = new AtomicLong(b.ticker.read());
     }
 
@@ -153,7 +154,7 @@ public final class AgentGateway implements AutoCloseable {
             evictAll(left, "capacity " + maxAgents);
             warnIfOverCapacity();
             if (entry == null || entry.agent != fresh) {
-                fresh.tearDownAsync(TeardownMode.RELEASE, housekeeping); // never handed out: nothing to extract
+                fresh.teardownAsync(TeardownMode.RELEASE, housekeeping); // never handed out: nothing to extract
             }
             if (entry == null) {
                 throw new StoppedException("agent gateway '" + name + "'", "lease of key " + key);
@@ -282,8 +283,8 @@ public final class AgentGateway implements AutoCloseable {
         }
         Events.Reset event = new Events.Reset();
         event.begin();
-        CompletableFuture<TeardownResult> close = hardClose(entry, "reset");
-        TeardownResult result = null;
+        CompletableFuture<TeardownReport> close = hardClose(entry, "reset");
+        TeardownReport result = null;
         ResetResult.Status status;
         try {
             result = Deadline.after(ticker, resetTimeout).get(close);
@@ -314,8 +315,7 @@ public final class AgentGateway implements AutoCloseable {
 
     /**
      * {@link #stop()}, for try-with-resources and frameworks that close what they own: bounded by
-     * the builder's stop timeout. Call {@code stop} itself for the {@link GatewayStopReport}.
-     * Idempotent.
+     * the builder's stop timeout. Idempotent.
      */
     @Override
     public void close() {
@@ -335,23 +335,24 @@ public final class AgentGateway implements AutoCloseable {
      * Stops the gateway: no agent can be leased or cached any more; every cached agent, busy or
      * not, is hard-closed through the cleanup chokepoint, and this call waits for all of them, then
      * for the housekeeping executor's remaining work (resets and evictions still running), under
-     * one shared deadline {@code timeout} from now. Whatever has not finished by then goes on
+     * one shared deadline {@code budget} from now. Whatever has not finished by then goes on
      * detached (daemon threads) and is named in the report. An interrupt ends the waits early, with
      * the flag restored.
      *
      * <p>Idempotent: a later or concurrent call waits for the first stop and returns its report.
      *
-     * @param timeout the shared deadline of the whole stop, from now
+     * @param budget the shared deadline of the whole stop, from now
      * @return the report: the agents closed, and whatever had not finished by the deadline
      */
-    public GatewayStopReport stop(Duration timeout) {
-        requireNonNull(timeout, "timeout");
+    @Override
+    public GatewayStopReport stop(Duration budget) {
+        requireNonNull(budget, "budget");
         if (!state.compareAndSet(State.RUNNING, State.STOPPING)) {
             return stopReport.join();
         }
         try {
-            GatewayStopReport report = new GatewayStop(cache, this::keptAgents, housekeeping, this::tearDownAtStop,
-                    timeout, ticker).run();
+            GatewayStopReport report = new GatewayStop(cache, this::keptAgents, housekeeping, this::teardownAtStop,
+                    budget, ticker).run();
             state.set(State.STOPPED);
             stopReport.complete(report);
             LOG.info("agent gateway stopped: {}", report);
@@ -375,14 +376,14 @@ public final class AgentGateway implements AutoCloseable {
      * Claims the agent's {@link TeardownMode#CLOSE hard close} on this thread and runs it on the
      * housekeeping executor: flush, extract, shut down.
      */
-    private CompletableFuture<TeardownResult> hardClose(AgentCache.Entry entry, String why) {
-        return tearDown(entry, TeardownMode.CLOSE, why);
+    private CompletableFuture<TeardownReport> hardClose(AgentCache.Entry entry, String why) {
+        return teardown(entry, TeardownMode.CLOSE, why);
     }
 
     /** The stop's teardown of one agent, cached or kept; a kept agent's eviction ends with it. */
-    private void tearDownAtStop(AgentCache.Entry entry) {
-        CompletableFuture<TeardownResult> teardown = tearDown(entry, stopMode, "gateway stop");
-        CompletableFuture<TeardownResult> eviction = beforeEviction == null ? null : beforeEviction.take(entry);
+    private void teardownAtStop(AgentCache.Entry entry) {
+        CompletableFuture<TeardownReport> teardown = teardown(entry, stopMode, "gateway stop");
+        CompletableFuture<TeardownReport> eviction = beforeEviction == null ? null : beforeEviction.take(entry);
         if (eviction != null) {
             CommitBeforeEviction.propagate(teardown, eviction);
         }
@@ -393,9 +394,9 @@ public final class AgentGateway implements AutoCloseable {
     }
 
     /** Claims the agent's teardown in {@code mode} on this thread and runs it on the housekeeping executor. */
-    private CompletableFuture<TeardownResult> tearDown(AgentCache.Entry entry, TeardownMode mode, String why) {
+    private CompletableFuture<TeardownReport> teardown(AgentCache.Entry entry, TeardownMode mode, String why) {
         LOG.debug("tearing agent {} of '{}' down, {} ({})", entry.agent, entry.key, mode, why);
-        return counted(entry, mode, entry.agent.tearDownAsync(mode, housekeeping));
+        return counted(entry, mode, entry.agent.teardownAsync(mode, housekeeping));
     }
 
     /**
@@ -403,21 +404,21 @@ public final class AgentGateway implements AutoCloseable {
      * transcript; with {@link Builder#beforeEviction}, after committing the session's work ({@link
      * CommitBeforeEviction}).
      */
-    private CompletableFuture<TeardownResult> evictRemoved(AgentCache.Entry entry, String why) {
+    private CompletableFuture<TeardownReport> evictRemoved(AgentCache.Entry entry, String why) {
         LOG.debug("evicting agent {} of '{}' ({})", entry.agent, entry.key, why);
         if (beforeEviction == null || !entry.agent.isOpen()) {
-            return softTearDown(entry, housekeeping);
+            return softTeardown(entry, housekeeping);
         }
         return beforeEviction.evict(entry);
     }
 
-    private CompletableFuture<TeardownResult> softTearDown(AgentCache.Entry entry, Executor executor) {
-        return softTearDown(entry, evictionMode, executor);
+    private CompletableFuture<TeardownReport> softTeardown(AgentCache.Entry entry, Executor executor) {
+        return softTeardown(entry, evictionMode, executor);
     }
 
-    private CompletableFuture<TeardownResult> softTearDown(AgentCache.Entry entry, TeardownMode mode,
+    private CompletableFuture<TeardownReport> softTeardown(AgentCache.Entry entry, TeardownMode mode,
             Executor executor) {
-        return counted(entry, mode, entry.agent.tearDownAsync(mode, executor))
+        return counted(entry, mode, entry.agent.teardownAsync(mode, executor))
                 .whenComplete((result, failure) -> entry.agent.clearTranscript());
     }
 
@@ -425,8 +426,8 @@ public final class AgentGateway implements AutoCloseable {
      * Counts a teardown of a departed entry once it has finished, if it ran; and retires the entry
      * from the figures once its agent's owning teardown, this one or another, has finished.
      */
-    private CompletableFuture<TeardownResult> counted(AgentCache.Entry entry, TeardownMode mode,
-            CompletableFuture<TeardownResult> teardown) {
+    private CompletableFuture<TeardownReport> counted(AgentCache.Entry entry, TeardownMode mode,
+            CompletableFuture<TeardownReport> teardown) {
         teardown.whenComplete((result, failure) -> teardowns.count(mode, result, failure));
         entry.agent.whenTornDown().whenComplete((result, failure) -> cache.retire(entry,
                 entry.agent.memory().figures()));

@@ -1,7 +1,7 @@
 package dev.memlife.gateway;
 
 import dev.memlife.agent.AgentMemory;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.internal.ThrottledLog;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -30,13 +30,13 @@ final class CommitBeforeEviction {
     private final BiPredicate<String, AgentMemory> commit;
     private final Executor housekeeping;
     /** Releases a departed entry (without extraction); the gateway's counted soft teardown. */
-    private final Function<AgentCache.Entry, CompletableFuture<TeardownResult>> release;
+    private final Function<AgentCache.Entry, CompletableFuture<TeardownReport>> release;
     private final ThrottledLog warnings = new ThrottledLog(LOG);
     /** Guarded by itself. */
-    private final Map<AgentCache.Entry, CompletableFuture<TeardownResult>> kept = new IdentityHashMap<>();
+    private final Map<AgentCache.Entry, CompletableFuture<TeardownReport>> kept = new IdentityHashMap<>();
 
     CommitBeforeEviction(String gateway, BiPredicate<String, AgentMemory> commit, Executor housekeeping,
-            Function<AgentCache.Entry, CompletableFuture<TeardownResult>> release) {
+            Function<AgentCache.Entry, CompletableFuture<TeardownReport>> release) {
         this.gateway = gateway;
         this.commit = commit;
         this.housekeeping = housekeeping;
@@ -44,8 +44,8 @@ final class CommitBeforeEviction {
     }
 
     /** Evicts a departed entry: commit, then release or keep. Never waits. */
-    CompletableFuture<TeardownResult> evict(AgentCache.Entry entry) {
-        CompletableFuture<TeardownResult> teardown = new CompletableFuture<>();
+    CompletableFuture<TeardownReport> evict(AgentCache.Entry entry) {
+        CompletableFuture<TeardownReport> teardown = new CompletableFuture<>();
         onHousekeeping(() -> {
             if (committed(entry)) {
                 propagate(release.apply(entry), teardown);
@@ -66,7 +66,7 @@ final class CommitBeforeEviction {
         for (AgentCache.Entry entry : entries()) {
             onHousekeeping(() -> {
                 if (committed(entry)) {
-                    CompletableFuture<TeardownResult> teardown = take(entry);
+                    CompletableFuture<TeardownReport> teardown = take(entry);
                     if (teardown != null) {
                         propagate(release.apply(entry), teardown);
                     }
@@ -83,7 +83,7 @@ final class CommitBeforeEviction {
     }
 
     /** Stops keeping {@code entry}: its eviction future, or null if it was not kept. */
-    CompletableFuture<TeardownResult> take(AgentCache.Entry entry) {
+    CompletableFuture<TeardownReport> take(AgentCache.Entry entry) {
         synchronized (kept) {
             return kept.remove(entry);
         }
@@ -109,7 +109,7 @@ final class CommitBeforeEviction {
     }
 
     /** Completes {@code to} as {@code from} completes. */
-    static void propagate(CompletableFuture<TeardownResult> from, CompletableFuture<TeardownResult> to) {
+    static void propagate(CompletableFuture<TeardownReport> from, CompletableFuture<TeardownReport> to) {
         from.whenComplete((result, failure) -> {
             if (failure != null) {
                 to.completeExceptionally(failure);

@@ -2,7 +2,7 @@ package dev.memlife.gateway;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -17,7 +17,7 @@ import java.util.concurrent.CompletionStage;
  * @param teardown for {@link Status#EVICTED}: completes once the soft teardown has run (or found
  *     another teardown owning the agent) and the agent's transcript has been cleared; empty otherwise
  */
-public record EvictionResult(String key, Status status, Optional<CompletionStage<TeardownResult>> teardown) {
+public record EvictionResult(String key, Status status, Optional<CompletionStage<TeardownReport>> teardown) {
 
     /** Whether the key's agent left the cache. */
     public enum Status {
@@ -46,7 +46,7 @@ public record EvictionResult(String key, Status status, Optional<CompletionStage
         }
     }
 
-    static EvictionResult of(String key, Status status, CompletableFuture<TeardownResult> teardown) {
+    static EvictionResult of(String key, Status status, CompletableFuture<TeardownReport> teardown) {
         return new EvictionResult(key, status, Optional.ofNullable(teardown).map(CompletableFuture::minimalCompletionStage));
     }
 }

@@ -2,7 +2,7 @@ package dev.memlife.gateway;
 
 import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.internal.Deadline;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,16 +36,16 @@ final class GatewayStop {
     private final AgentCache cache;
     private final Supplier<List<AgentCache.Entry>> kept;
     private final ThreadPoolExecutor housekeeping;
-    private final Consumer<AgentCache.Entry> tearDown;
+    private final Consumer<AgentCache.Entry> teardown;
     private final Duration timeout;
     private final Deadline deadline;
 
     GatewayStop(AgentCache cache, Supplier<List<AgentCache.Entry>> kept, ThreadPoolExecutor housekeeping,
-            Consumer<AgentCache.Entry> tearDown, Duration timeout, Ticker ticker) {
+            Consumer<AgentCache.Entry> teardown, Duration timeout, Ticker ticker) {
         this.cache = cache;
         this.kept = kept;
         this.housekeeping = housekeeping;
-        this.tearDown = tearDown;
+        this.teardown = teardown;
         this.timeout = timeout;
         this.deadline = Deadline.after(ticker, timeout);
     }
@@ -61,15 +61,15 @@ final class GatewayStop {
         entries.addAll(kept.get()); // evicted, but kept open while their sessions were dirty
         Map<String, AgentMemory> agents = new LinkedHashMap<>();
         for (AgentCache.Entry e : entries) {
-            tearDown.accept(e);
+            teardown.accept(e);
             agents.put(agents.containsKey(e.key) ? e.key + " (evicted, kept open)" : e.key, e.agent);
         }
-        Map<String, TeardownResult> closed = new LinkedHashMap<>();
+        Map<String, TeardownReport> closed = new LinkedHashMap<>();
         List<String> notFinished = new ArrayList<>();
         Map<String, Throwable> failed = new LinkedHashMap<>();
         for (Map.Entry<String, AgentMemory> a : agents.entrySet()) {
             try {
-                Optional<TeardownResult> result = awaitTeardown(a.getValue());
+                Optional<TeardownReport> result = awaitTeardown(a.getValue());
                 if (result.isPresent()) {
                     closed.put(a.getKey(), result.get());
                 } else {
@@ -104,9 +104,9 @@ final class GatewayStop {
     }
 
     /** The agent's teardown result, waiting in slices of the deadline so the gateway's ticker governs. */
-    private Optional<TeardownResult> awaitTeardown(AgentMemory agent) {
+    private Optional<TeardownReport> awaitTeardown(AgentMemory agent) {
         while (true) {
-            Optional<TeardownResult> result = agent.awaitTeardown(Duration.ofNanos(slice()));
+            Optional<TeardownReport> result = agent.awaitTeardown(Duration.ofNanos(slice()));
             if (result.isPresent() || deadline.expired() || Thread.currentThread().isInterrupted()) {
                 return result;
             }

@@ -2,13 +2,15 @@ package dev.memlife.gateway;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.StopReport;
+import dev.memlife.agent.TeardownReport;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link AgentGateway#stop()} did: which cached agents were closed within the shared
+ * What {@link AgentGateway#stop(Duration)} did: which cached agents were closed within the shared
  * deadline, which were not, and whether the housekeeping executor finished its work. Immutable
  * and thread-safe.
  *
@@ -26,9 +28,9 @@ import java.util.Map;
  * @param budget the shared deadline the stop had
  * @param elapsed how long the stop took
  */
-public record GatewayStopReport(List<String> stillLeased, Map<String, TeardownResult> closed, List<String> notFinished,
+public record GatewayStopReport(List<String> stillLeased, Map<String, TeardownReport> closed, List<String> notFinished,
         Map<String, Throwable> failed, boolean housekeepingTerminated, int housekeepingTasksLeft, Duration budget,
-        Duration elapsed) {
+        Duration elapsed) implements StopReport {
 
     /**
      * Copies the collections; nothing may be null.
@@ -59,8 +61,20 @@ public record GatewayStopReport(List<String> stillLeased, Map<String, TeardownRe
      * {@return true if every lease was released in time, every agent was torn down, none failed, and
      * the housekeeping executor terminated}
      */
+    @Override
     public boolean complete() {
         return stillLeased.isEmpty() && notFinished.isEmpty() && failed.isEmpty() && housekeepingTerminated;
+    }
+
+    /**
+     * {@return the keys of the agents whose teardown had not finished at the deadline, then of
+     * those whose teardown failed (the housekeeping tasks left are only counted)}
+     */
+    @Override
+    public List<String> unfinished() {
+        List<String> keys = new ArrayList<>(notFinished);
+        failed.keySet().stream().sorted().forEach(keys::add);
+        return List.copyOf(keys);
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.memlife.gateway;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -20,8 +20,8 @@ import java.util.concurrent.CompletionStage;
  * @param eviction the eviction that followed the close's wait (soft; it finds the close owning the
  *     agent, so it only clears the transcript); empty if not cached
  */
-public record ResetResult(String key, Status status, Optional<TeardownResult> result,
-        Optional<CompletionStage<TeardownResult>> close, Optional<CompletionStage<TeardownResult>> eviction) {
+public record ResetResult(String key, Status status, Optional<TeardownReport> result,
+        Optional<CompletionStage<TeardownReport>> close, Optional<CompletionStage<TeardownReport>> eviction) {
 
     /** How the reset's hard close ended, as far as the caller waited. */
     public enum Status {
@@ -64,8 +64,8 @@ public record ResetResult(String key, Status status, Optional<TeardownResult> re
         return new ResetResult(key, Status.NOT_CACHED, Optional.empty(), Optional.empty(), Optional.empty());
     }
 
-    static ResetResult of(String key, Status status, TeardownResult result, CompletableFuture<TeardownResult> close,
-            CompletableFuture<TeardownResult> eviction) {
+    static ResetResult of(String key, Status status, TeardownReport result, CompletableFuture<TeardownReport> close,
+            CompletableFuture<TeardownReport> eviction) {
         return new ResetResult(key, status, Optional.ofNullable(result), Optional.of(close.minimalCompletionStage()),
                 Optional.of(eviction.minimalCompletionStage()));
     }

@@ -1,8 +1,8 @@
 package dev.memlife.gateway;
 
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
-import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownReport.Extraction;
+import dev.memlife.agent.TeardownReport;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -18,7 +18,7 @@ final class TeardownTally {
     private final AtomicLongArray counts = new AtomicLongArray(TeardownMode.values().length * 3);
 
     /** A teardown in {@code mode} has finished; counted if it ran (another owned the agent otherwise). */
-    void count(TeardownMode mode, TeardownResult result, Throwable failure) {
+    void count(TeardownMode mode, TeardownReport result, Throwable failure) {
         int outcome;
         if (failure != null) {
             outcome = FAILED;
@@ -30,7 +30,7 @@ final class TeardownTally {
         counts.incrementAndGet(mode.ordinal() * 3 + outcome);
     }
 
-    private static boolean wholly(TeardownResult r) {
+    private static boolean wholly(TeardownReport r) {
         boolean extracted = r.extraction() == Extraction.COMPLETED || r.extraction() == Extraction.NOT_RUN;
         return r.flushed() && extracted && r.drainReport()
                 .map(d -> d.complete() && d.failed() == 0 && d.providersNotShutDown().isEmpty()).orElse(false);

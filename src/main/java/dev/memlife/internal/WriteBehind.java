@@ -354,7 +354,7 @@ public final class WriteBehind<S> {
      * nothing more, and a write in flight goes on, detached. Later calls wait for the same drain
      * within their own budget; a call after the end reports at once.
      */
-    public Outcome shutdown(Duration budget) {
+    public Outcome stop(Duration budget) {
         Deadline deadline = Deadline.after(ticker, budget);
         Outcome outcome;
         boolean interrupted = false;

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.store.memory.chat.ChatMemoryStore;
+import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
@@ -32,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *         .chatMemoryStore(store).build();
  * memory.add(UserMessage.from("hi"));          // returns without waiting for myStore
  * ...
- * WriteBehindReport report = store.shutdown(Duration.ofSeconds(5));   // at shutdown: drains, reports
+ * WriteBehindReport report = store.stop(Duration.ofSeconds(5));   // at shutdown: drains, reports
  * }</pre>
  *
  * <ul>
@@ -54,7 +55,7 @@ import org.slf4j.LoggerFactory;
  *       shutdown is in the report's {@link WriteBehindReport#failedMemoryIds()}. Nothing is dropped
  *       silently.
  *   <li><b>Bounded at shutdown.</b> {@link #flush(Duration)} is a barrier for every update handed
- *       over before it; {@link #shutdown(Duration)} (and {@link #close()}) refuses later updates,
+ *       over before it; {@link #stop(Duration)} (and {@link #close()}) refuses later updates,
  *       writes what waits within its budget and says, by memory id, what was written and what was
  *       not. A store that hangs does not hold it past its budget.
  * </ul>
@@ -68,7 +69,7 @@ import org.slf4j.LoggerFactory;
  * updates of other memory ids wait behind it. The store behind is the application's: this one
  * never closes it.
  */
-public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCloseable {
+public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppable<WriteBehindReport>, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(WriteBehindChatMemoryStore.class);
 
@@ -209,12 +210,12 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
 
     /**
      * Shuts the store down within {@link Builder#closeTimeout} (5 s by default): {@link
-     * #shutdown(Duration)}, for try-with-resources and frameworks. An incomplete shutdown is
+     * #stop(Duration)}, for try-with-resources and frameworks. An incomplete shutdown is
      * logged with its report.
      */
     @Override
     public void close() {
-        shutdown(closeTimeout);
+        stop(closeTimeout);
     }
 
     /**
@@ -233,8 +234,9 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, AutoCl
      * @throws NullPointerException if {@code budget} is null
      * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
      */
-    public WriteBehindReport shutdown(Duration budget) {
-        WriteBehind.Outcome o = engine.shutdown(Checks.nonNegative(budget, "budget"));
+    @Override
+    public WriteBehindReport stop(Duration budget) {
+        WriteBehind.Outcome o = engine.stop(Checks.nonNegative(budget, "budget"));
         WriteBehindReport report = new WriteBehindReport(o.written(), o.failed(), o.abandoned(), o.stillRunning(),
                 figures(o.counts()), o.budget(), o.elapsed());
         if (o.closedHere() && !report.complete()) {

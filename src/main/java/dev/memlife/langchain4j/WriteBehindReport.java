@@ -1,13 +1,15 @@
 package dev.memlife.langchain4j;
 
+import dev.memlife.StopReport;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link WriteBehindChatMemoryStore#shutdown(Duration)} did with every memory id whose state
+ * What {@link WriteBehindChatMemoryStore#stop(Duration)} did with every memory id whose state
  * was not in the store yet, by memory id. Immutable and thread-safe.
  *
  * <p>Every memory id still waiting when the shutdown began is in exactly one list: {@link
@@ -17,7 +19,7 @@ import java.util.Map;
  * #stillRunningMemoryIds() still running} (the writer was handing it to the store at the deadline;
  * how it ended is logged).
  */
-public final class WriteBehindReport {
+public final class WriteBehindReport implements StopReport {
 
     private final List<Object> written;
     private final Map<Object, Throwable> failed;
@@ -80,18 +82,31 @@ public final class WriteBehindReport {
     }
 
     /** {@return whether every memory id's latest state is in the store: nothing failed, abandoned or still running} */
+    @Override
     public boolean complete() {
         return failed.isEmpty() && abandoned.isEmpty() && stillRunning.isEmpty();
     }
 
     /** {@return the budget the shutdown had} */
+    @Override
     public Duration budget() {
         return budget;
     }
 
     /** {@return how long the shutdown took} */
+    @Override
     public Duration elapsed() {
         return elapsed;
+    }
+
+    /** {@return the ids left unwritten: the failed ones, then the abandoned, then the one still running} */
+    @Override
+    public List<String> unfinished() {
+        List<String> ids = new ArrayList<>();
+        failed.keySet().forEach(id -> ids.add(String.valueOf(id)));
+        abandoned.forEach(id -> ids.add(String.valueOf(id)));
+        stillRunning.forEach(id -> ids.add(String.valueOf(id)));
+        return List.copyOf(ids);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.Stoppable;
 import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.SessionCommitter;
@@ -11,9 +12,9 @@ import dev.memlife.internal.Threads;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.BiPredicate;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiPredicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * <p>This class is thread-safe: one lock guards all session state, and every method may be called
  * from any thread at any time, including from inside an owner's commit.
  */
-public final class SessionCommitTracker implements AutoCloseable {
+public final class SessionCommitTracker implements Stoppable<SessionDrainReport>, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SessionCommitTracker.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -321,7 +322,7 @@ public final class SessionCommitTracker implements AutoCloseable {
         return background.snapshot();
     }
 
-    /** {@return whether {@link #drainAll} has begun}; background commits are refused from then on. */
+    /** {@return whether {@link #stop} has begun}; background commits are refused from then on. */
     public boolean isDraining() {
         return background.draining();
     }
@@ -329,18 +330,17 @@ public final class SessionCommitTracker implements AutoCloseable {
     // ---- shutdown drain --------------------------------------------------------------------------
 
     /**
-     * {@link #drainAll drainAll} with the builder's {@linkplain Builder#closeTimeout close timeout},
-     * for try-with-resources and frameworks that close what they own: commits what is still
-     * uncommitted and refuses later background commits. Call {@code drainAll} itself for the
-     * {@link SessionDrainReport}. May be called again.
+     * {@link #stop(Duration) stop} with the builder's {@linkplain Builder#closeTimeout close
+     * timeout}, for try-with-resources and frameworks that close what they own: commits what is
+     * still uncommitted and refuses later background commits. May be called again.
      */
     @Override
     public void close() {
-        drainAll(closeTimeout);
+        stop(closeTimeout);
     }
 
     /**
-     * Commits everything still uncommitted, within one deadline. Marks the tracker draining (later
+     * Commits everything still uncommitted, within one budget. Marks the tracker draining (later
      * background commits are refused for good), waits for the registered background workers, and
      * commits the dirty sessions — up to the builder's drain parallelism at once, each session's
      * segments in order through their owners — pass after pass until every session is clean, the
@@ -353,12 +353,13 @@ public final class SessionCommitTracker implements AutoCloseable {
      * if it ever finishes, is still recorded). An interrupt ends the drain early, with the interrupt
      * flag restored. May be called again, e.g. by a shutdown hook after an explicit drain.
      *
-     * @param deadline the whole drain's budget; zero or negative gives up at once on whatever is dirty
+     * @param budget the whole drain's budget; zero or negative gives up at once on whatever is dirty
      * @return the sessions left dirty and why, with counts and the time taken
      */
-    public SessionDrainReport drainAll(Duration deadline) {
-        requireNonNull(deadline, "deadline");
-        return new SessionDrain(this, table, Deadline.after(ticker, deadline), drainParallelism).run(background.startDraining());
+    @Override
+    public SessionDrainReport stop(Duration budget) {
+        requireNonNull(budget, "budget");
+        return new SessionDrain(this, table, Deadline.after(ticker, budget), drainParallelism).run(background.startDraining());
     }
 
     /**
@@ -382,7 +383,7 @@ public final class SessionCommitTracker implements AutoCloseable {
     public static final class Builder {
 
         /**
-         * Default number of sessions {@link SessionCommitTracker#drainAll} commits at once: commits wait
+         * Default number of sessions {@link SessionCommitTracker#stop} commits at once: commits wait
          * on providers (an extraction is mostly a remote call), so more run at once than there are cores.
          */
         public static final int DEFAULT_DRAIN_PARALLELISM = 16;

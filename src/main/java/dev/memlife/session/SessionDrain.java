@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One run of {@link SessionCommitTracker#drainAll}: join the background workers, and commit the
+ * One run of {@link SessionCommitTracker#stop}: join the background workers, and commit the
  * dirty sessions pass after pass, each pass on at most {@code parallelism} daemon drain workers.
  * The coordinating thread never calls an owner; it only waits — bounded by the shared deadline —
  * for the workers, so an owner that never returns costs the drain its budget and nothing more.

@@ -2,11 +2,12 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.StopReport;
 import java.time.Duration;
 import java.util.List;
 
 /**
- * What {@link SessionCommitTracker#drainAll} did: how many commits it ran, which background
+ * What {@link SessionCommitTracker#stop} did: how many commits it ran, which background
  * workers it joined, and every session it left with uncommitted work, with the reason. Immutable
  * and thread-safe.
  *
@@ -24,7 +25,7 @@ import java.util.List;
  */
 public record SessionDrainReport(String trackerName, int workersJoined, int workersStillRunning, int passes,
         long commits, int sessionsCommitted, List<LeftDirty> leftDirty, boolean interrupted, Duration budget,
-        Duration elapsed) {
+        Duration elapsed) implements StopReport {
 
     /** Why the drain left a session dirty. */
     public enum Reason {
@@ -87,6 +88,7 @@ public record SessionDrainReport(String trackerName, int workersJoined, int work
     }
 
     /** {@return whether every session was clean when the drain returned} */
+    @Override
     public boolean complete() {
         return leftDirty.isEmpty();
     }
@@ -94,6 +96,12 @@ public record SessionDrainReport(String trackerName, int workersJoined, int work
     /** {@return the ids of the sessions left with uncommitted work, in order} */
     public List<String> leftDirtyIds() {
         return leftDirty.stream().map(LeftDirty::sessionId).toList();
+    }
+
+    /** {@return the {@link #leftDirtyIds() ids of the sessions left dirty}} */
+    @Override
+    public List<String> unfinished() {
+        return leftDirtyIds();
     }
 
     @Override

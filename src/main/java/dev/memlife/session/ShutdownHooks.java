@@ -3,6 +3,7 @@ package dev.memlife.session;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.MemoryManager;
+import dev.memlife.Stoppable;
 import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
@@ -17,19 +18,19 @@ import java.util.function.Supplier;
 
 /**
  * The one opt-in, process-wide JVM shutdown hook of memlife: on SIGTERM (or {@code System.exit})
- * it drains every registered {@link SessionCommitTracker}, {@link Drainable} component and {@link
- * MemoryManager} under one shared deadline, and prints a summary to {@code System.err}.
+ * it stops every registered {@link SessionCommitTracker}, {@link Stoppable} component and {@link
+ * MemoryManager} under one shared budget, and prints a summary to {@code System.err}.
  *
  * <pre>{@code
  * ShutdownHooks hooks = ShutdownHooks.install(Duration.ofSeconds(20)); // idempotent
  * hooks.register(tracker);                        // session commits first
- * hooks.register("gateway", gateway::stop);       // then any component with stop(Duration)
+ * hooks.register("gateway", gateway);             // then any Stoppable component
  * ShutdownHooks.Registration r = hooks.register(manager); // managers last
  * r.close();                                      // e.g. when that manager's agent is closed
  * }</pre>
  *
  * <p>Order, because a commit needs a live manager: trackers first, then the other components,
- * then the managers' {@code shutdownAll}. Within each group every component runs at once on a
+ * then the managers' {@code stop}. Within each group every component runs at once on a
  * daemon thread of its own, handed what is left of the deadline less a slack (a tenth of it, at
  * most 200 ms), so a component that keeps its budget is reported with its own
  * report; the hook stops waiting at the deadline, so a hung component cannot hold the JVM. The trackers and
@@ -40,10 +41,10 @@ import java.util.function.Supplier;
  *
  * <p>This class is thread-safe: registrations are copy-on-write, and the lifecycle moves by CAS.
  */
-public final class ShutdownHooks implements AutoCloseable {
+public final class ShutdownHooks implements Stoppable<ShutdownReport>, AutoCloseable {
 
-    /** Default shared deadline of the shutdown drain. */
-    public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(20);
+    /** Default shared budget of the shutdown drain. */
+    public static final Duration DEFAULT_BUDGET = Duration.ofSeconds(20);
     /** Share of the deadline kept for the managers after the trackers and components, in percent. */
     private static final int MANAGER_RESERVE_PERCENT = 10;
     /** Most a component's budget is cut below the time the hook waits for it. */
@@ -91,7 +92,7 @@ public final class ShutdownHooks implements AutoCloseable {
     /** The installed process-wide instance; guarded by {@link #GLOBAL}. */
     private static ShutdownHooks installed;
 
-    private final Duration deadline;
+    private final Duration budget;
     private final HookRegistry registry;
     private final Supplier<PrintStream> err;
     private final Ticker ticker;
@@ -99,8 +100,8 @@ public final class ShutdownHooks implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.INSTALLED);
     private final List<ShutdownPhases.Entry> entries = new CopyOnWriteArrayList<>();
 
-    ShutdownHooks(Duration deadline, Ticker ticker, HookRegistry registry, Supplier<PrintStream> err) {
-        this.deadline = deadline;
+    ShutdownHooks(Duration budget, Ticker ticker, HookRegistry registry, Supplier<PrintStream> err) {
+        this.budget = budget;
         this.ticker = ticker;
         this.registry = registry;
         this.err = err;
@@ -108,29 +109,30 @@ public final class ShutdownHooks implements AutoCloseable {
     }
 
     /**
-     * {@link #install(Duration)} with the default deadline of 20 s.
+     * {@link #install(Duration)} with the default budget of 20 s.
      *
      * @return the installed hook (an earlier installation, unchanged, if there is one)
      * @throws IllegalStateException if the JVM is already shutting down
      */
     public static ShutdownHooks install() {
-        return install(DEFAULT_DEADLINE);
+        return install(DEFAULT_BUDGET);
     }
 
     /**
      * Installs the process-wide hook, once: a later call returns the installed instance unchanged
-     * (its deadline stays the first one given). After {@link #uninstall()} or {@link #close()}, a call installs a new one.
+     * (its budget stays the first one given). After {@link #uninstall()} or {@link #close()}, a
+     * call installs a new one.
      *
-     * @param deadline the shared deadline of the whole shutdown drain
+     * @param budget the shared budget of the whole shutdown drain
      * @return the installed hook: this call's, or the earlier installation, unchanged
-     * @throws IllegalArgumentException if {@code deadline} is negative
+     * @throws IllegalArgumentException if {@code budget} is negative
      * @throws IllegalStateException if the JVM is already shutting down
      */
-    public static ShutdownHooks install(Duration deadline) {
-        Checks.nonNegative(deadline, "deadline");
+    public static ShutdownHooks install(Duration budget) {
+        Checks.nonNegative(budget, "budget");
         synchronized (GLOBAL) {
             if (installed == null) {
-                ShutdownHooks hooks = new ShutdownHooks(deadline, Ticker.system(), JVM, () -> System.err);
+                ShutdownHooks hooks = new ShutdownHooks(budget, Ticker.system(), JVM, () -> System.err);
                 warmUp();
                 JVM.add(hooks.hook);
                 installed = hooks;
@@ -144,7 +146,7 @@ public final class ShutdownHooks implements AutoCloseable {
      * loading and linking it (hundreds of milliseconds on a loaded machine, outside any deadline).
      */
     private static void warmUp() {
-        ShutdownPhases.run(List.of(new ShutdownPhases.Entry(ShutdownPhases.Group.COMPONENTS, "warm-up", b -> b)),
+        ShutdownPhases.run(List.of(new ShutdownPhases.Entry(ShutdownPhases.Group.COMPONENTS, "warm-up", b -> null)),
                 Deadline.after(Ticker.system(), Duration.ofSeconds(1)), MANAGER_RESERVE_PERCENT, SLACK)
                 .toString();
     }
@@ -157,38 +159,38 @@ public final class ShutdownHooks implements AutoCloseable {
     }
 
     /**
-     * Drains the tracker ({@link SessionCommitTracker#drainAll}) first, before any manager.
+     * Drains the tracker ({@link SessionCommitTracker#stop}) first, before any manager.
      *
      * @param tracker the tracker; listed as {@code "tracker <name>"}
      * @return the registration, to remove the tracker again
      */
     public Registration register(SessionCommitTracker tracker) {
         requireNonNull(tracker, "tracker");
-        return add(ShutdownPhases.Group.TRACKERS, "tracker " + tracker.name(), tracker::drainAll);
+        return add(ShutdownPhases.Group.TRACKERS, "tracker " + tracker.name(), tracker::stop);
     }
 
     /**
-     * Drains the component after the trackers and before the managers.
+     * Stops the component after the trackers and before the managers.
      *
      * @param name the component's name in the summary
-     * @param component the drain, such as {@code gateway::stop}
+     * @param component what to stop, such as an {@code AgentGateway} or a write-behind store
      * @return the registration, to remove the component again
      */
-    public Registration register(String name, Drainable component) {
+    public Registration register(String name, Stoppable<?> component) {
         requireNonNull(name, "name");
         requireNonNull(component, "component");
-        return add(ShutdownPhases.Group.COMPONENTS, name, component);
+        return add(ShutdownPhases.Group.COMPONENTS, name, component::stop);
     }
 
     /**
-     * Shuts the manager down ({@link MemoryManager#shutdownAll(Duration)}) last, with what is left.
+     * Shuts the manager down ({@link MemoryManager#stop(Duration)}) last, with what is left.
      *
      * @param manager the manager; listed as {@code "manager <name>"}
      * @return the registration, to remove the manager again (when its agent is closed by other means)
      */
     public Registration register(MemoryManager manager) {
         requireNonNull(manager, "manager");
-        return add(ShutdownPhases.Group.MANAGERS, "manager " + manager.name(), manager::shutdownAll);
+        return add(ShutdownPhases.Group.MANAGERS, "manager " + manager.name(), manager::stop);
     }
 
     /**
@@ -207,26 +209,30 @@ public final class ShutdownHooks implements AutoCloseable {
         requireNonNull(resource, "resource");
         return add(ShutdownPhases.Group.RESOURCES, name, budget -> {
             resource.close();
-            return "closed";
+            return null;
         });
     }
 
-    private Registration add(ShutdownPhases.Group group, String name, Drainable drainable) {
-        ShutdownPhases.Entry entry = new ShutdownPhases.Entry(group, name, drainable);
+    private Registration add(ShutdownPhases.Group group, String name, ShutdownPhases.Step step) {
+        ShutdownPhases.Entry entry = new ShutdownPhases.Entry(group, name, step);
         entries.add(entry);
         return () -> entries.removeIf(e -> e == entry); // identity: two registrations may be equal records
     }
 
     /**
      * Runs the drain the hook runs, now, on this thread: every registered component, under one
-     * deadline, as the class javadoc describes. Waits at most the deadline (plus thread start-up);
-     * an interrupt stops the waiting early (components not waited for are reported as timed out) and
-     * the interrupt flag is restored. Does not print.
+     * budget, as the class javadoc describes. Waits at most the budget (plus thread start-up); an
+     * interrupt stops the waiting early (components not waited for are reported as timed out) and
+     * the interrupt flag is restored. Does not print, and leaves the hook installed: the JVM's
+     * shutdown runs it again, and the components' own stops are idempotent.
      *
+     * @param budget the shared budget of this drain
      * @return the report of every registered component, group by group
      */
-    public ShutdownReport drainNow() {
-        return ShutdownPhases.run(List.copyOf(entries), Deadline.after(ticker, deadline), MANAGER_RESERVE_PERCENT,
+    @Override
+    public ShutdownReport stop(Duration budget) {
+        requireNonNull(budget, "budget");
+        return ShutdownPhases.run(List.copyOf(entries), Deadline.after(ticker, budget), MANAGER_RESERVE_PERCENT,
                 SLACK);
     }
 
@@ -236,7 +242,7 @@ public final class ShutdownHooks implements AutoCloseable {
         }
         String summary;
         try {
-            summary = drainNow().toString();
+            summary = stop(budget).toString();
         } catch (Throwable t) {
             summary = "memlife shutdown drain failed: " + t;
         }
@@ -274,14 +280,14 @@ public final class ShutdownHooks implements AutoCloseable {
     /**
      * The orderly end of an application that drains on its own terms: {@linkplain #uninstall()
      * removes the hook} and, if this call removed it, runs the drain now on this thread ({@link
-     * #drainNow()}, bounded by the deadline), so the registered components are drained exactly
+     * #stop(Duration)}, bounded by the hook's budget), so the registered components are drained exactly
      * once, here rather than at JVM exit. Does nothing if the hook was already removed or the JVM's
      * shutdown has started it. Idempotent.
      */
     @Override
     public void close() {
         if (uninstall()) {
-            drainNow();
+            stop(budget);
         }
     }
 
@@ -290,9 +296,9 @@ public final class ShutdownHooks implements AutoCloseable {
         return state.get();
     }
 
-    /** {@return the shared deadline of the drain} */
-    public Duration deadline() {
-        return deadline;
+    /** {@return the shared budget of the drain} */
+    public Duration budget() {
+        return budget;
     }
 
     /** {@return the registered components' names, in drain order} */
@@ -311,7 +317,7 @@ public final class ShutdownHooks implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ShutdownHooks[" + state.get() + ", deadline=" + deadline.toMillis() + "ms, registered=" + registered()
+        return "ShutdownHooks[" + state.get() + ", budget=" + budget.toMillis() + "ms, registered=" + registered()
                 + "]";
     }
 }

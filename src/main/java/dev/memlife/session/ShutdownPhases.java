@@ -1,5 +1,6 @@
 package dev.memlife.session;
 
+import dev.memlife.StopReport;
 import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
@@ -30,7 +31,14 @@ final class ShutdownPhases {
         RESOURCES
     }
 
-    record Entry(Group group, String name, Drainable drainable) {}
+    /** What the hook runs for one registered component: a stop within a budget, or a plain close. */
+    @FunctionalInterface
+    interface Step {
+        /** Runs the component's stop; its report, or null for a resource that was only closed. */
+        StopReport run(Duration budget) throws Exception;
+    }
+
+    record Entry(Group group, String name, Step step) {}
 
     /** One component's drain on its own daemon thread. Fields are written before {@code ended}. */
     private static final class Run {
@@ -38,7 +46,7 @@ final class ShutdownPhases {
         final CountDownLatch ended = new CountDownLatch(1);
         final Ticker ticker;
         final long startNanos;
-        volatile Object report;
+        volatile StopReport report;
         volatile Throwable failure;
         volatile long endNanos;
 
@@ -48,7 +56,7 @@ final class ShutdownPhases {
             this.startNanos = ticker.read();
             Threads.named("memlife-shutdown-" + entry.name()).newThread(() -> {
                 try {
-                    report = entry.drainable().drain(budget);
+                    report = entry.step().run(budget);
                 } catch (Throwable e) {
                     failure = e;
                 } finally {

@@ -2,6 +2,7 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.StopReport;
 import java.time.Duration;
 import java.util.List;
 
@@ -13,7 +14,7 @@ import java.util.List;
  * @param budget the shared deadline
  * @param elapsed how long the whole drain took
  */
-public record ShutdownReport(List<Component> components, Duration budget, Duration elapsed) {
+public record ShutdownReport(List<Component> components, Duration budget, Duration elapsed) implements StopReport {
 
     /** How a component's drain ended. */
     public enum Status {
@@ -30,18 +31,18 @@ public record ShutdownReport(List<Component> components, Duration budget, Durati
      *
      * @param name the component, e.g. {@code "tracker sessions-1"} or {@code "manager agent-7"}
      * @param status how its drain ended
-     * @param report what its drain returned (a {@code SessionDrainReport}, a {@code DrainReport},
-     *     ...), or null
+     * @param report what its stop returned (a {@code SessionDrainReport}, a {@code DrainReport},
+     *     ...), or null for a resource that was only closed
      * @param failure what it threw, for {@link Status#FAILED}; null otherwise
      * @param elapsed how long the hook waited for it
      */
-    public record Component(String name, Status status, Object report, Throwable failure, Duration elapsed) {
+    public record Component(String name, Status status, StopReport report, Throwable failure, Duration elapsed) {
         /**
          * Checks the components.
          *
          * @param name the component
          * @param status how its drain ended
-         * @param report what its drain returned, or null
+         * @param report what its stop returned, or null
          * @param failure what it threw, for {@link Status#FAILED}; null otherwise
          * @param elapsed how long the hook waited for it
          */
@@ -49,6 +50,11 @@ public record ShutdownReport(List<Component> components, Duration budget, Durati
             requireNonNull(name, "name");
             requireNonNull(status, "status");
             requireNonNull(elapsed, "elapsed");
+        }
+
+        /** {@return whether it returned in time, and its report, if any, is complete} */
+        public boolean complete() {
+            return status == Status.DONE && (report == null || report.complete());
         }
 
         @Override
@@ -71,9 +77,16 @@ public record ShutdownReport(List<Component> components, Duration budget, Durati
         requireNonNull(elapsed, "elapsed");
     }
 
-    /** {@return whether every component's drain returned without throwing} */
+    /** {@return whether every component's stop returned in time, without throwing, and completed} */
+    @Override
     public boolean complete() {
-        return components.stream().allMatch(c -> c.status() == Status.DONE);
+        return components.stream().allMatch(Component::complete);
+    }
+
+    /** {@return the names of the components that did not {@linkplain Component#complete() complete}} */
+    @Override
+    public List<String> unfinished() {
+        return components.stream().filter(c -> !c.complete()).map(Component::name).toList();
     }
 
     @Override

@@ -133,7 +133,7 @@ public final class SpoolDirectory {
                 manager.useProvider(p);
             }
             long replayed = manager.replaySpool();
-            DrainReport report = manager.shutdownAll(timeout);
+            DrainReport report = manager.stop(timeout);
             recovered.add(new Recovered(dir.getFileName().toString(), replayed, report));
         }
         return new Recovery(recovered);

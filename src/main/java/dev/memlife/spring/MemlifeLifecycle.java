@@ -2,11 +2,14 @@ package dev.memlife.spring;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.StopReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.GatewayStopReport;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.session.SessionDrainReport;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -57,9 +60,26 @@ public final class MemlifeLifecycle implements SmartLifecycle {
      *
      * @param sessions the tracker's drain, or null without a tracker
      * @param gateway the gateway's stop
+     * @param budget the drain's budget
      * @param elapsed how long the drain took
      */
-    public record Report(SessionDrainReport sessions, GatewayStopReport gateway, Duration elapsed) {}
+    public record Report(SessionDrainReport sessions, GatewayStopReport gateway, Duration budget, Duration elapsed)
+            implements StopReport {
+
+        /** {@return whether the sessions were committed and the gateway closed every agent in time} */
+        @Override
+        public boolean complete() {
+            return (sessions == null || sessions.complete()) && gateway.complete();
+        }
+
+        /** {@return the sessions left dirty, then the agents not closed} */
+        @Override
+        public List<String> unfinished() {
+            List<String> ids = new ArrayList<>(sessions == null ? List.of() : sessions.unfinished());
+            ids.addAll(gateway.unfinished());
+            return List.copyOf(ids);
+        }
+    }
 
     /**
      * A lifecycle that drains {@code tracker} (if any), then stops {@code gateway}, within {@link
@@ -159,11 +179,11 @@ public final class MemlifeLifecycle implements SmartLifecycle {
         long start = System.nanoTime();
         SessionDrainReport sessions = null;
         if (tracker != null) {
-            sessions = tracker.drainAll(budget.dividedBy(2)); // at most half: the agents' close needs the rest
+            sessions = tracker.stop(budget.dividedBy(2)); // at most half: the agents' close needs the rest
         }
         Duration left = budget.minusNanos(System.nanoTime() - start);
         GatewayStopReport stop = gateway.stop(left.isNegative() ? Duration.ZERO : left);
-        return new Report(sessions, stop, Duration.ofNanos(System.nanoTime() - start));
+        return new Report(sessions, stop, budget, Duration.ofNanos(System.nanoTime() - start));
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.memlife.springai;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
@@ -35,7 +36,7 @@ import org.springframework.ai.chat.messages.Message;
  *         .maxMessages(20).build();
  * memory.add(conversationId, new UserMessage("hi"));   // returns without waiting for jdbcRepository
  * ...
- * WriteBehindReport report = repository.shutdown(Duration.ofSeconds(5)); // at shutdown: drains, reports
+ * WriteBehindReport report = repository.stop(Duration.ofSeconds(5)); // at shutdown: drains, reports
  * }</pre>
  *
  * <p>As a Spring bean, {@link #close()} is its destroy method (Spring infers it from {@link
@@ -63,7 +64,7 @@ import org.springframework.ai.chat.messages.Message;
  *       one the repository still refuses at shutdown is in the report's {@link
  *       WriteBehindReport#failedConversationIds()}. Nothing is dropped silently.
  *   <li><b>Bounded at shutdown.</b> {@link #flush(Duration)} is a barrier for every save and delete
- *       handed over before it; {@link #shutdown(Duration)} (and {@link #close()}) refuses later
+ *       handed over before it; {@link #stop(Duration)} (and {@link #close()}) refuses later
  *       ones, writes what waits within its budget and says, by conversation id, what was written
  *       and what was not. A repository that hangs does not hold it past its budget.
  * </ul>
@@ -80,7 +81,7 @@ import org.springframework.ai.chat.messages.Message;
  * <p>The write-behind engine is the same as that of {@code
  * dev.memlife.langchain4j.WriteBehindChatMemoryStore}, LangChain4j's counterpart.
  */
-public final class WriteBehindChatMemoryRepository implements ChatMemoryRepository, AutoCloseable {
+public final class WriteBehindChatMemoryRepository implements ChatMemoryRepository, Stoppable<WriteBehindReport>, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(WriteBehindChatMemoryRepository.class);
 
@@ -253,12 +254,12 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
 
     /**
      * Shuts the repository down within {@link Builder#closeTimeout} (5 s by default): {@link
-     * #shutdown(Duration)}, for try-with-resources and Spring's destroy callback. An incomplete
+     * #stop(Duration)}, for try-with-resources and Spring's destroy callback. An incomplete
      * shutdown is logged with its report.
      */
     @Override
     public void close() {
-        shutdown(closeTimeout);
+        stop(closeTimeout);
     }
 
     /**
@@ -277,8 +278,9 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      * @throws NullPointerException if {@code budget} is null
      * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
      */
-    public WriteBehindReport shutdown(Duration budget) {
-        WriteBehind.Outcome o = engine.shutdown(Checks.nonNegative(budget, "budget"));
+    @Override
+    public WriteBehindReport stop(Duration budget) {
+        WriteBehind.Outcome o = engine.stop(Checks.nonNegative(budget, "budget"));
         WriteBehindReport report = new WriteBehindReport(o.written(), o.failed(), o.abandoned(), o.stillRunning(),
                 figures(o.counts()), o.budget(), o.elapsed());
         if (o.closedHere() && !report.complete()) {

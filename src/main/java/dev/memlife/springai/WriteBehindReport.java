@@ -1,5 +1,6 @@
 package dev.memlife.springai;
 
+import dev.memlife.StopReport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -8,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link WriteBehindChatMemoryRepository#shutdown(Duration)} did with every conversation whose
+ * What {@link WriteBehindChatMemoryRepository#stop(Duration)} did with every conversation whose
  * state was not in the repository yet, by conversation id. Immutable and thread-safe.
  *
  * <p>Every conversation still waiting when the shutdown began is in exactly one list: {@link
@@ -18,7 +19,7 @@ import java.util.Map;
  * #stillRunningConversationIds() still running} (the writer was handing it to the repository at the
  * deadline; how it ended is logged).
  */
-public final class WriteBehindReport {
+public final class WriteBehindReport implements StopReport {
 
     private final List<String> written;
     private final Map<String, Throwable> failed;
@@ -96,18 +97,31 @@ public final class WriteBehindReport {
      * {@return whether every conversation's latest state is in the repository: nothing failed,
      * abandoned or still running}
      */
+    @Override
     public boolean complete() {
         return failed.isEmpty() && abandoned.isEmpty() && stillRunning.isEmpty();
     }
 
     /** {@return the budget the shutdown had} */
+    @Override
     public Duration budget() {
         return budget;
     }
 
     /** {@return how long the shutdown took} */
+    @Override
     public Duration elapsed() {
         return elapsed;
+    }
+
+    /** {@return the ids left unwritten: the failed ones, then the abandoned, then the one still running} */
+    @Override
+    public List<String> unfinished() {
+        List<String> ids = new ArrayList<>();
+        failed.keySet().forEach(id -> ids.add(String.valueOf(id)));
+        abandoned.forEach(id -> ids.add(String.valueOf(id)));
+        stillRunning.forEach(id -> ids.add(String.valueOf(id)));
+        return List.copyOf(ids);
     }
 
     @Override

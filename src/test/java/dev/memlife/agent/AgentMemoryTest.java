@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
-import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownReport.Extraction;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
@@ -40,7 +40,7 @@ class AgentMemoryTest {
         agent.append(Message.user("hi"));
         agent.memory().syncAll("a", "reply", "s");
 
-        TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
+        TeardownReport result = agent.teardown(TeardownMode.CLOSE);
 
         assertThat(provider.events()).containsExactly("sync:a", "on_session_end", "shutdown");
         assertThat(result.ran()).isTrue();
@@ -56,7 +56,7 @@ class AgentMemoryTest {
         RecordingProvider provider = new RecordingProvider("rec");
         AgentMemory agent = AgentMemory.create(manager(provider));
 
-        TeardownResult result = agent.release();
+        TeardownReport result = agent.release();
 
         assertThat(provider.events()).containsExactly("shutdown");
         assertThat(result.extraction()).isEqualTo(Extraction.NOT_RUN);
@@ -67,11 +67,11 @@ class AgentMemoryTest {
     void loserReturnsAtOnceNamingTheOwnerAndAwaitTeardownWaitsForIt() throws Exception {
         HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
         AgentMemory agent = AgentMemory.create(manager(provider));
-        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(() -> agent.tearDown(TeardownMode.CLOSE));
+        CompletableFuture<TeardownReport> close = CompletableFuture.supplyAsync(() -> agent.teardown(TeardownMode.CLOSE));
         try {
             assertThat(provider.awaitHanging(WAIT)).isTrue();
 
-            TeardownResult release = agent.release();
+            TeardownReport release = agent.release();
 
             assertThat(release.ran()).isFalse();
             assertThat(release.owner()).isEqualTo(TeardownMode.CLOSE);
@@ -89,7 +89,7 @@ class AgentMemoryTest {
         HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
         AgentMemory agent = AgentMemory.create(manager(provider));
         agent.append(Message.user("remember this"));
-        CompletableFuture<TeardownResult> close = CompletableFuture.supplyAsync(() -> agent.tearDown(TeardownMode.CLOSE));
+        CompletableFuture<TeardownReport> close = CompletableFuture.supplyAsync(() -> agent.teardown(TeardownMode.CLOSE));
         try {
             assertThat(provider.awaitHanging(WAIT)).isTrue();
             agent.clearTranscript();
@@ -106,7 +106,7 @@ class AgentMemoryTest {
         HangingProvider provider = new HangingProvider("hang", Hook.ON_SESSION_END);
         AgentMemory agent = AgentMemory.builder(manager(provider)).extractionTimeout(Duration.ofMillis(200)).build();
         try {
-            TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
+            TeardownReport result = agent.teardown(TeardownMode.CLOSE);
 
             assertThat(result.extraction()).isEqualTo(Extraction.TIMED_OUT);
             assertThat(result.drainReport()).isPresent();
@@ -122,7 +122,7 @@ class AgentMemoryTest {
         RecordingProvider other = new RecordingProvider("other");
         AgentMemory agent = AgentMemory.create(manager(failing, other));
 
-        TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
+        TeardownReport result = agent.teardown(TeardownMode.CLOSE);
 
         assertThat(result.ran()).isTrue();
         assertThat(agent.isTornDown()).isTrue();
@@ -182,11 +182,11 @@ class AgentMemoryTest {
     }
 
     @Test
-    void tearDownAsyncRunsOnTheCallerWhenTheExecutorRefuses() {
+    void teardownAsyncRunsOnTheCallerWhenTheExecutorRefuses() {
         RecordingProvider provider = new RecordingProvider("rec");
         AgentMemory agent = AgentMemory.create(manager(provider));
 
-        CompletableFuture<TeardownResult> result = agent.tearDownAsync(TeardownMode.CLOSE, r -> {
+        CompletableFuture<TeardownReport> result = agent.teardownAsync(TeardownMode.CLOSE, r -> {
             throw new RejectedExecutionException("full");
         });
 
@@ -196,11 +196,11 @@ class AgentMemoryTest {
     }
 
     @Test
-    void tearDownAsyncRunsOnTheCallerWhenTheExecutorCannotStartAThread() {
+    void teardownAsyncRunsOnTheCallerWhenTheExecutorCannotStartAThread() {
         RecordingProvider provider = new RecordingProvider("rec");
         AgentMemory agent = AgentMemory.create(manager(provider));
 
-        CompletableFuture<TeardownResult> result = agent.tearDownAsync(TeardownMode.RELEASE, r -> {
+        CompletableFuture<TeardownReport> result = agent.teardownAsync(TeardownMode.RELEASE, r -> {
             throw new OutOfMemoryError("unable to create native thread (simulated)");
         });
 
@@ -210,13 +210,13 @@ class AgentMemoryTest {
     }
 
     @Test
-    void tearDownAsyncClaimsOnTheCallersThreadBeforeTheWorkRuns() {
+    void teardownAsyncClaimsOnTheCallersThreadBeforeTheWorkRuns() {
         RecordingProvider provider = new RecordingProvider("rec");
         AgentMemory agent = AgentMemory.create(manager(provider));
         List<Runnable> parked = new java.util.ArrayList<>();
 
-        CompletableFuture<TeardownResult> close = agent.tearDownAsync(TeardownMode.CLOSE, parked::add);
-        TeardownResult release = agent.release();
+        CompletableFuture<TeardownReport> close = agent.teardownAsync(TeardownMode.CLOSE, parked::add);
+        TeardownReport release = agent.release();
 
         assertThat(release.ran()).isFalse();
         assertThat(provider.events()).isEmpty();
@@ -243,8 +243,8 @@ class AgentMemoryTest {
                 .hasMessage("extractionTimeout must be positive, was PT0S");
         AgentMemory agent = builder.build();
         assertThatThrownBy(() -> agent.append(null)).isInstanceOf(NullPointerException.class).hasMessage("message");
-        assertThatThrownBy(() -> agent.tearDown(null)).isInstanceOf(NullPointerException.class).hasMessage("mode");
-        assertThatThrownBy(() -> agent.tearDownAsync(TeardownMode.CLOSE, null))
+        assertThatThrownBy(() -> agent.teardown(null)).isInstanceOf(NullPointerException.class).hasMessage("mode");
+        assertThatThrownBy(() -> agent.teardownAsync(TeardownMode.CLOSE, null))
                 .isInstanceOf(NullPointerException.class).hasMessage("executor");
         assertThat(agent.isOpen()).isTrue();
     }

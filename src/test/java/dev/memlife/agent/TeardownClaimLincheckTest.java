@@ -7,7 +7,7 @@ import ch.qos.logback.classic.Logger;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.Turn;
-import dev.memlife.agent.TeardownResult.Extraction;
+import dev.memlife.agent.TeardownReport.Extraction;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -140,15 +140,15 @@ class TeardownClaimLincheckTest {
         private TeardownMode owner;
 
         public String release() {
-            return tearDown(TeardownMode.RELEASE);
+            return teardown(TeardownMode.RELEASE);
         }
 
         public String commitThenRelease() {
-            return tearDown(TeardownMode.COMMIT_THEN_RELEASE);
+            return teardown(TeardownMode.COMMIT_THEN_RELEASE);
         }
 
         public String close() {
-            return tearDown(TeardownMode.CLOSE);
+            return teardown(TeardownMode.CLOSE);
         }
 
         public String commitSession() {
@@ -157,7 +157,7 @@ class TeardownClaimLincheckTest {
 
         public void write() {}
 
-        private String tearDown(TeardownMode mode) {
+        private String teardown(TeardownMode mode) {
             if (owner != null) {
                 return "owned by " + owner;
             }
@@ -196,17 +196,17 @@ class TeardownClaimLincheckTest {
 
         @Operation
         public String release() {
-            return tearDown(TeardownMode.RELEASE);
+            return teardown(TeardownMode.RELEASE);
         }
 
         @Operation
         public String commitThenRelease() {
-            return tearDown(TeardownMode.COMMIT_THEN_RELEASE);
+            return teardown(TeardownMode.COMMIT_THEN_RELEASE);
         }
 
         @Operation
         public String close() {
-            return tearDown(TeardownMode.CLOSE);
+            return teardown(TeardownMode.CLOSE);
         }
 
         @Operation
@@ -225,12 +225,12 @@ class TeardownClaimLincheckTest {
             return result;
         }
 
-        private String tearDown(TeardownMode mode) {
+        private String teardown(TeardownMode mode) {
             Op op = ledger.begin(mode.name(), mode);
-            TeardownResult r = switch (mode) {
+            TeardownReport r = switch (mode) {
                 case RELEASE -> agent.release();
                 case COMMIT_THEN_RELEASE -> agent.commitThenRelease();
-                case CLOSE -> agent.tearDown(TeardownMode.CLOSE);
+                case CLOSE -> agent.teardown(TeardownMode.CLOSE);
             };
             String result;
             if (r.ran()) {
@@ -248,7 +248,7 @@ class TeardownClaimLincheckTest {
         @Validate
         public void validate() {
             if (agent.isOpen()) {
-                tearDown(TeardownMode.RELEASE);
+                teardown(TeardownMode.RELEASE);
             }
             ledger.check(agent, TRANSCRIPT, first, second);
         }
@@ -330,7 +330,7 @@ class TeardownClaimLincheckTest {
         final String name;
         final TeardownMode mode;
         volatile String result;
-        volatile TeardownResult teardown;
+        volatile TeardownReport teardown;
 
         Op(int id, String name, TeardownMode mode) {
             this.id = id;
@@ -388,7 +388,7 @@ class TeardownClaimLincheckTest {
             return op;
         }
 
-        void end(Op op, String result, TeardownResult teardown) {
+        void end(Op op, String result, TeardownReport teardown) {
             op.result = result;
             op.teardown = teardown;
             running.remove(Thread.currentThread().getId());
@@ -449,7 +449,7 @@ class TeardownClaimLincheckTest {
             }
             fail(agent.teardownOwner().orElse(null) != owner || !agent.isTornDown(), "agent reports owner "
                     + agent.teardownOwner() + ", torn down " + agent.isTornDown() + "; winner " + winner, all, log);
-            Optional<TeardownResult> awaited = agent.awaitTeardown(Duration.ZERO);
+            Optional<TeardownReport> awaited = agent.awaitTeardown(Duration.ZERO);
             fail(awaited.isEmpty() || awaited.get() != winner.teardown,
                     "awaitTeardown returned " + awaited + ", not the winner's result " + winner.teardown, all, log);
 

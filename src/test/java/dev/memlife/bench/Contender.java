@@ -80,7 +80,7 @@ abstract class Contender {
 
         @Override
         void close() {
-            manager.shutdownAll(Duration.ofSeconds(5));
+            manager.stop(Duration.ofSeconds(5));
         }
     }
 

@@ -39,8 +39,8 @@ public class FlushBenchmark {
         }
 
         @TearDown(Level.Trial)
-        public void tearDown() {
-            manager.shutdownAll();
+        public void teardown() {
+            manager.stop();
         }
     }
 
@@ -83,9 +83,9 @@ public class FlushBenchmark {
         }
 
         @TearDown(Level.Trial)
-        public void tearDown() {
+        public void teardown() {
             gate.countDown();
-            manager.shutdownAll();
+            manager.stop();
         }
     }
 

@@ -5,7 +5,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -105,7 +105,7 @@ final class GatewayStopRace {
             // The teardowns past the deadline go on; wait for them before accounting and cleaning up.
             List<DrainReport> drains = new ArrayList<>(agents);
             for (AgentMemory agent : all) {
-                Optional<TeardownResult> r = agent.awaitTeardown(Duration.ofMinutes(5));
+                Optional<TeardownReport> r = agent.awaitTeardown(Duration.ofMinutes(5));
                 drains.add(r.orElseThrow(() -> new IllegalStateException(agent + " not torn down")).drainReport()
                         .orElseThrow());
             }

@@ -48,7 +48,7 @@ public class HotPathBenchmark {
     }
 
     @TearDown(Level.Trial)
-    public void tearDown() {
+    public void teardown() {
         producerThreads.shutdownNow();
         target.close();
     }

@@ -7,7 +7,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -104,7 +104,7 @@ final class IdleAgents {
 
             GatewayStopReport stop = gateway.stop(Duration.ofMinutes(2));
             Map<String, DrainReport> drains = new HashMap<>();
-            for (Map.Entry<String, TeardownResult> e : stop.closed().entrySet()) {
+            for (Map.Entry<String, TeardownReport> e : stop.closed().entrySet()) {
                 e.getValue().drainReport().ifPresent(d -> drains.put(e.getKey(), d));
             }
             String accounting = account(store, drains, agents, turnsEach, stop);

@@ -58,8 +58,8 @@ public class LatencyBenchmark {
     }
 
     @TearDown(Level.Trial)
-    public void tearDown() {
-        manager.shutdownAll(Duration.ZERO);
+    public void teardown() {
+        manager.stop(Duration.ZERO);
     }
 
     @Benchmark

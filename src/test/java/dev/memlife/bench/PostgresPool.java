@@ -7,7 +7,7 @@ import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -154,7 +154,7 @@ final class PostgresPool {
             sampler.interrupt();
             sampler.join();
             Map<String, DrainReport> drains = new HashMap<>();
-            for (Map.Entry<String, TeardownResult> e : stop.closed().entrySet()) {
+            for (Map.Entry<String, TeardownReport> e : stop.closed().entrySet()) {
                 e.getValue().drainReport().ifPresent(d -> drains.put(e.getKey(), d));
             }
             long failed = 0;

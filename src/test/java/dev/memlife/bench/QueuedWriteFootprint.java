@@ -46,7 +46,7 @@ final class QueuedWriteFootprint {
             throw new IllegalStateException("expected " + (writes + 1) + " pending, was " + manager.pendingWrites());
         }
         gate.countDown();
-        manager.shutdownAll(Duration.ZERO);
+        manager.stop(Duration.ZERO);
         return (after - before) / (double) writes;
     }
 }

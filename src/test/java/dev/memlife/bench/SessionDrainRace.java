@@ -9,7 +9,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The shutdown drain of many dirty sessions whose commit (an extraction) takes a few milliseconds:
- * memlife's parallel {@code drainAll} against committing one session at a time, which is what the
+ * memlife's parallel {@code stop} against committing one session at a time, which is what the
  * reference web UI's drain does.
  */
 final class SessionDrainRace {
@@ -25,7 +25,7 @@ final class SessionDrainRace {
     static double parallel(int sessions, long commitMillis) {
         SessionCommitTracker tracker = dirtyTracker(sessions, commitMillis);
         long start = System.nanoTime();
-        SessionDrainReport report = tracker.drainAll(Duration.ofMinutes(5));
+        SessionDrainReport report = tracker.stop(Duration.ofMinutes(5));
         double seconds = (System.nanoTime() - start) / 1e9;
         if (!report.complete()) {
             throw new IllegalStateException("drain left sessions dirty: " + report);

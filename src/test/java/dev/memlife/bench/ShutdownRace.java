@@ -14,7 +14,7 @@ import java.util.stream.Stream;
 
 /**
  * The shutdown race: {@code turns} writes queued behind a real SQLite store, then {@code
- * shutdownAll} with a fixed budget. How many writes the store had committed when it returns, with
+ * stop} with a fixed budget. How many writes the store had committed when it returns, with
  * the store writing batches versus one write per transaction. The writer is held until shutdown
  * begins, so every write is still queued when the race starts, for both.
  */
@@ -42,7 +42,7 @@ final class ShutdownRace {
                 manager.syncAll("user message " + i, assistant, "session-" + (i % 64));
             }
             shutdownBegins.countDown();
-            DrainReport report = manager.shutdownAll(budget);
+            DrainReport report = manager.stop(budget);
             JdbcMemoryProvider reader = JdbcMemoryProvider.sqlite(file);
             long rows = reader.countTurns(); // may include the batch still running at the deadline
             reader.shutdown();

@@ -51,7 +51,7 @@ final class SpoolHotPath {
             sink.awaitCount(total);
             long nanos = System.nanoTime() - start;
             SpoolFigures after = manager.figures().spool();
-            manager.shutdownAll(Duration.ofSeconds(30));
+            manager.stop(Duration.ofSeconds(30));
             return new Result(spool, producers, writes, nanos, after.groupCommits() - before.groupCommits(),
                     after.bytes());
         } finally {
@@ -72,7 +72,7 @@ final class SpoolHotPath {
                 manager.syncAll(Contender.USER, Contender.ASSISTANT, Contender.SESSION);
             }
             long bytes = manager.figures().spool().bytes() - before;
-            manager.shutdownAll(Duration.ofSeconds(30));
+            manager.stop(Duration.ofSeconds(30));
             return (int) (bytes / n);
         } finally {
             Files2.deleteTree(dir);

@@ -81,7 +81,7 @@ final class SpoolLatency {
                 }
             }
             long queued = manager.pendingWrites();
-            manager.shutdownAll(Duration.ZERO); // the queued writes are abandoned; the spool keeps them
+            manager.stop(Duration.ZERO); // the queued writes are abandoned; the spool keeps them
             return percentiles("syncAll, not waiting for the disk", 1, samples, n, queued);
         } finally {
             Files2.deleteTree(dir);
@@ -142,7 +142,7 @@ final class SpoolLatency {
                 t.join();
             }
             long queued = manager.pendingWrites();
-            manager.shutdownAll(Duration.ZERO);
+            manager.stop(Duration.ZERO);
             if (!failures.isEmpty()) {
                 IllegalStateException e = new IllegalStateException("a producer failed");
                 failures.forEach(e::addSuppressed);

@@ -72,7 +72,7 @@ final class SpoolReplay {
             throw new IllegalStateException("the image's writes were not durable within a minute");
         }
         copySpool(live, image);
-        manager.shutdownAll(Duration.ZERO); // abandons the queued writes; the live spool is not used again
+        manager.stop(Duration.ZERO); // abandons the queued writes; the live spool is not used again
         held.open();
         Files2.deleteTree(live);
         SpoolInspection inspection = SpoolInspection.of(image); // reads the files, opens nothing
@@ -120,7 +120,7 @@ final class SpoolReplay {
             if (figures.failed() > 0) {
                 throw new IllegalStateException("replayed writes failed: " + figures);
             }
-            manager.shutdownAll(Duration.ofSeconds(30));
+            manager.stop(Duration.ofSeconds(30));
             store.close();
             long[] counts = count(file, image.prefix());
             return new Result(replayed, openNanos, nanos, counts[0], counts[1], counts[2], figures.batches(),

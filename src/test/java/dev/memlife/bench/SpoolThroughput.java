@@ -84,7 +84,7 @@ final class SpoolThroughput {
                 return confirmed;
             });
             long commits = manager.figures().spool().groupCommits() - commitsBefore;
-            manager.shutdownAll(Duration.ofSeconds(30));
+            manager.stop(Duration.ofSeconds(30));
             if (manager.figures().delivered() < r.writes()) {
                 throw new IllegalStateException("the sink got " + manager.figures().delivered() + " of " + r.writes());
             }

@@ -9,7 +9,7 @@ import java.time.Duration;
 
 /**
  * One manager's drain into SQLite against the plain JDBC loop (issue 12, part 7): {@code turns}
- * writes queued behind a held writer, then {@code shutdownAll} with a budget long enough to store
+ * writes queued behind a held writer, then {@code stop} with a budget long enough to store
  * them all; rows per second from the moment the writer is let go until the drain returns. The plain
  * loop puts the same rows (same write ids' form, sessions and contents) into the same schema in a
  * fresh file; neither side's time includes closing the database.
@@ -37,7 +37,7 @@ final class StoreDrainRace {
             }
             long start = System.nanoTime();
             gate.open();
-            DrainReport report = manager.shutdownAll(Duration.ofMinutes(5));
+            DrainReport report = manager.stop(Duration.ofMinutes(5));
             long nanos = System.nanoTime() - start;
             store.close();
             long rows = PlainJdbcLoop.countRows(file);

@@ -70,7 +70,7 @@ class MainTest {
     void stopTheLiveManager() {
         if (held != null) {
             held.open();
-            first.shutdownAll();
+            first.stop();
         }
     }
 

@@ -34,11 +34,11 @@ enum Fault {
     KEEPS_BATCH,
     /** Calls {@code syncAll} and {@code flushPending} on its manager from inside each hook. */
     CALLBACK_WRITE_AND_FLUSH,
-    /** Calls {@code shutdownAll} on its manager from inside the first trigger write (on the writer thread). */
+    /** Calls {@code stop} on its manager from inside the first trigger write (on the writer thread). */
     SHUTDOWN_FROM_WRITE,
-    /** Calls {@code shutdownAll} on its manager from inside {@code onSessionEnd} (extraction). */
+    /** Calls {@code stop} on its manager from inside {@code onSessionEnd} (extraction). */
     SHUTDOWN_FROM_EXTRACTION,
-    /** Calls {@code shutdownAll} on its manager from inside its own {@code shutdown()}. */
+    /** Calls {@code stop} on its manager from inside its own {@code shutdown()}. */
     SHUTDOWN_FROM_SHUTDOWN,
     /** The thread factory returns null. */
     FACTORY_RETURNS_NULL,

@@ -28,7 +28,7 @@ final class FaultBehaviour {
     static final Duration BOUNDED_HANG = Duration.ofMillis(600);
     /** How long each call of {@link Fault#SLOW} takes. */
     static final Duration SLOW_CALL = Duration.ofMillis(3);
-    /** The budget the provider gives {@code shutdownAll} when it calls it. */
+    /** The budget the provider gives {@code stop} when it calls it. */
     static final Duration CALLBACK_SHUTDOWN_BUDGET = Duration.ofSeconds(5);
     /** The timeout the provider gives {@code flushPending} when it calls it. */
     static final Duration CALLBACK_FLUSH_TIMEOUT = Duration.ofMillis(200);
@@ -219,19 +219,19 @@ final class FaultBehaviour {
         long start = System.nanoTime();
         Object result;
         try {
-            result = manager.get().shutdownAll(CALLBACK_SHUTDOWN_BUDGET);
+            result = manager.get().stop(CALLBACK_SHUTDOWN_BUDGET);
         } catch (Throwable t) {
             result = t;
             unexpected.add(t);
         }
-        callbacks.add(new Callback(hook, "shutdownAll", result, System.nanoTime() - start,
+        callbacks.add(new Callback(hook, "stop", result, System.nanoTime() - start,
                 Thread.currentThread().getName()));
     }
 
-    /** The report the provider's own {@code shutdownAll} returned, if it called it. */
+    /** The report the provider's own {@code stop} returned, if it called it. */
     DrainReport calledBackReport() {
         for (Callback c : callbacks) {
-            if (c.call().equals("shutdownAll") && c.result() instanceof DrainReport) {
+            if (c.call().equals("stop") && c.result() instanceof DrainReport) {
                 return (DrainReport) c.result();
             }
         }

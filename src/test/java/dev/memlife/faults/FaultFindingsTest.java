@@ -30,10 +30,10 @@ import org.junit.jupiter.api.Timeout;
 class FaultFindingsTest {
 
     /**
-     * {@code shutdownAll(d)} returns within {@code d} even if a provider misbehaves in {@code
+     * {@code stop(d)} returns within {@code d} even if a provider misbehaves in {@code
      * shutdown()}, and concurrent calls share one report. When no shutdown thread can be made,
      * {@code ProviderShutdown.shutDownNow} runs the providers' {@code shutdown()} on the caller's
-     * thread; a provider that calls {@code shutdownAll} from there (SHUTDOWN_FROM_SHUTDOWN crossed
+     * thread; a provider that calls {@code stop} from there (SHUTDOWN_FROM_SHUTDOWN crossed
      * with a failing factory) makes {@code MemoryManager.shutDown} join {@code first.report} — the
      * future that this very thread completes only after the provider returns. It never returns.
      *
@@ -50,12 +50,12 @@ class FaultFindingsTest {
         m.addProvider(new RecordingProvider("calls-back") {
             @Override
             public void shutdown() {
-                inner.complete(m.shutdownAll(Duration.ofSeconds(1)));
+                inner.complete(m.stop(Duration.ofSeconds(1)));
                 super.shutdown();
             }
         });
         CompletableFuture<DrainReport> outer = new CompletableFuture<>();
-        Thread caller = new Thread(() -> outer.complete(m.shutdownAll(Duration.ofSeconds(1))), "findings-caller");
+        Thread caller = new Thread(() -> outer.complete(m.stop(Duration.ofSeconds(1))), "findings-caller");
         caller.setDaemon(true);
         caller.start();
 
@@ -63,7 +63,7 @@ class FaultFindingsTest {
         try {
             report = outer.get(1_000 + FaultMatrixTest.MARGIN.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw new AssertionError("shutdownAll(1s) had not returned after 3 s: the provider's own shutdownAll, on "
+            throw new AssertionError("stop(1s) had not returned after 3 s: the provider's own stop, on "
                     + "the caller's thread, joins the report that thread has yet to complete. Caller:"
                     + stack(caller), e);
         }
@@ -75,7 +75,7 @@ class FaultFindingsTest {
     }
 
     /**
-     * {@code shutdownAll}'s contract (and {@code ProviderShutdown}'s) is "every provider's {@code
+     * {@code stop}'s contract (and {@code ProviderShutdown}'s) is "every provider's {@code
      * shutdown()} once, in reverse registration order". A provider whose shutdown is deferred
      * because the writer still holds it (a write past the deadline) is shut down by {@code
      * Writer.releaseLeases()}, which walks the providers in registration order: first, second,
@@ -115,7 +115,7 @@ class FaultFindingsTest {
         try {
             assertThat(m.syncAll("u", "held past the deadline", "s")).isTrue();
             assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
-            report = m.shutdownAll(Duration.ofMillis(100));
+            report = m.stop(Duration.ofMillis(100));
         } finally {
             release.countDown();
         }
@@ -131,7 +131,7 @@ class FaultFindingsTest {
      * I/O". The caller-thread hooks ({@code MemoryManager.forEachProvider}: {@code onSessionEnd},
      * {@code initializeAll}; likewise {@code callLeased}) do not: the next provider's extraction
      * starts interrupted (a JDBC or NIO call in it then fails), and so does the caller's next
-     * blocking call — e.g. the {@code shutdownAll()} that follows extraction in a teardown, whose
+     * blocking call — e.g. the {@code stop()} that follows extraction in a teardown, whose
      * drain then ends at once and abandons what it had the budget to deliver.
      */
     @Test
@@ -155,7 +155,7 @@ class FaultFindingsTest {
             m.onSessionEnd(List.of(Message.user("bye")));
         } finally {
             callerInterrupted = Thread.interrupted(); // clears it: this thread runs JUnit's next step
-            m.shutdownAll(Duration.ofSeconds(1));
+            m.stop(Duration.ofSeconds(1));
         }
 
         assertThat(nextSawInterrupt).as("the next provider's extraction started interrupted").containsExactly(false);
@@ -163,10 +163,10 @@ class FaultFindingsTest {
     }
 
     /**
-     * {@code SessionCommitTracker.drainAll} promises "the sessions left dirty and why" by the
+     * {@code SessionCommitTracker.stop} promises "the sessions left dirty and why" by the
      * deadline. With a thread factory that fails, {@code SessionDrain.startPass} calls {@code
      * tracker.newThread(..).start()} outside any try: the factory's exception leaves {@code
-     * drainAll}, no report is made, the session is never attempted, and the tracker stays draining
+     * stop}, no report is made, the session is never attempted, and the tracker stays draining
      * for good (every later background commit is refused). The manager and the agent fall back to
      * the caller's thread when no thread can be made; the tracker could commit there too, or at
      * least report the session {@code NOT_ATTEMPTED}.
@@ -181,9 +181,9 @@ class FaultFindingsTest {
 
         SessionDrainReport report;
         try {
-            report = tracker.drainAll(Duration.ofSeconds(1));
+            report = tracker.stop(Duration.ofSeconds(1));
         } catch (RuntimeException e) {
-            throw new AssertionError("drainAll threw instead of reporting; session 's' dirty="
+            throw new AssertionError("stop threw instead of reporting; session 's' dirty="
                     + tracker.hasUncommittedWork("s") + ", tracker draining=" + tracker.isDraining(), e);
         }
         assertThat(report.complete() || report.leftDirtyIds().contains("s")).as("%s", report).isTrue();

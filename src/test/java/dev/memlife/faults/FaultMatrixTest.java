@@ -12,8 +12,8 @@ import dev.memlife.Turn;
 import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult.Extraction;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport.Extraction;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -192,7 +192,7 @@ class FaultMatrixTest {
                     ms(1_000), ms(1_500), tight ? ms(1_000) : ms(5_000));
         }
 
-        /** AgentMemory's longest teardown: flush, extraction, then shutdownAll() = drain + provider shutdown. */
+        /** AgentMemory's longest teardown: flush, extraction, then stop() = drain + provider shutdown. */
         Duration teardown() {
             return flush.plus(extraction).plus(drain).plus(providerShutdown);
         }
@@ -362,7 +362,7 @@ class FaultMatrixTest {
             }
             if (fault.managerShutByProviderWrite()) {
                 // T1 shuts the manager down on the writer, asynchronously; once its call returned the queue is closed.
-                eventually().until(() -> !behaviour.callbacks("shutdownAll").isEmpty());
+                eventually().until(() -> !behaviour.callbacks("stop").isEmpty());
                 long before = accepted.get();
                 write("n-late");
                 assertThat(accepted.get()).as("the provider shut the manager down: late writes are rejected")
@@ -421,7 +421,7 @@ class FaultMatrixTest {
                 behaviour.release();
             }
             laterWritesLand("after the writes (hang released)");
-            return timed(Duration.ofSeconds(5), "shutdownAll(5s)", () -> m.shutdownAll(Duration.ofSeconds(5)));
+            return timed(Duration.ofSeconds(5), "stop(5s)", () -> m.stop(Duration.ofSeconds(5)));
         }
 
         private DrainReport flushThenShutDown() throws Exception {
@@ -436,15 +436,15 @@ class FaultMatrixTest {
                 behaviour.release();
             }
             laterWritesLand("after the flush (hang released)");
-            return timed(Duration.ofSeconds(5), "shutdownAll(5s)", () -> m.shutdownAll(Duration.ofSeconds(5)));
+            return timed(Duration.ofSeconds(5), "stop(5s)", () -> m.stop(Duration.ofSeconds(5)));
         }
 
         private DrainReport agentTeardown(TeardownMode mode) throws Exception {
-            TeardownResult r = timed(budgets.teardown(), mode.toString(), () -> agent.tearDown(mode));
+            TeardownReport r = timed(budgets.teardown(), mode.toString(), () -> agent.teardown(mode));
             assertThat(r.ran()).as("%s won the claim", mode).isTrue();
             assertThat(r.owner()).isEqualTo(mode);
             for (TeardownMode other : TeardownMode.values()) {
-                TeardownResult again = timed(Duration.ZERO, "a second teardown", () -> agent.tearDown(other));
+                TeardownReport again = timed(Duration.ZERO, "a second teardown", () -> agent.teardown(other));
                 assertThat(again.ran()).as("exactly one teardown reaches the providers").isFalse();
                 assertThat(again.owner()).isEqualTo(mode);
             }
@@ -456,9 +456,9 @@ class FaultMatrixTest {
             long start = System.nanoTime();
             ResetResult o = timed(budgets.resetWait(), "reset", () -> gateway.reset(KEY));
             assertThat(o.status()).as("%s", o).isIn(ResetResult.Status.CLOSED, ResetResult.Status.TIMED_OUT);
-            TeardownResult r = awaitTeardown(start, TeardownMode.CLOSE);
+            TeardownReport r = awaitTeardown(start, TeardownMode.CLOSE);
             assertThat(o.eviction()).isPresent();
-            TeardownResult evicted = o.eviction().get().toCompletableFuture().get(EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+            TeardownReport evicted = o.eviction().get().toCompletableFuture().get(EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
             assertThat(evicted.ran()).as("the eviction after a reset finds the close owning the agent").isFalse();
             return r.drainReport().orElseThrow();
         }
@@ -471,7 +471,7 @@ class FaultMatrixTest {
             Duration budget = fault.factoryFault() ? budgets.teardown() : Duration.ZERO;
             List<String> evicted = timed(budget, "sweepIdle", gateway::sweepIdle);
             assertThat(evicted).containsExactly(KEY);
-            TeardownResult r = awaitTeardown(start, TeardownMode.COMMIT_THEN_RELEASE);
+            TeardownReport r = awaitTeardown(start, TeardownMode.COMMIT_THEN_RELEASE);
             return r.drainReport().orElseThrow();
         }
 
@@ -479,7 +479,7 @@ class FaultMatrixTest {
             long start = System.nanoTime();
             GatewayStopReport sr = timed(budgets.stop(), "gateway stop", () -> gateway.stop(budgets.stop()));
             assertThat(sr.failed()).as("%s", sr).isEmpty();
-            TeardownResult r = sr.closed().get(KEY);
+            TeardownReport r = sr.closed().get(KEY);
             if (r == null) {
                 assertThat(sr.notFinished()).as("%s", sr).containsExactly(KEY);
                 r = awaitTeardown(start, TeardownMode.CLOSE);
@@ -491,15 +491,15 @@ class FaultMatrixTest {
         }
 
         private DrainReport sessionDrain() throws Exception {
-            SessionDrainReport d = timed(budgets.sessionDrain(), "drainAll",
-                    () -> tracker.drainAll(budgets.sessionDrain()));
+            SessionDrainReport d = timed(budgets.sessionDrain(), "stop",
+                    () -> tracker.stop(budgets.sessionDrain()));
             if (!fault.holdsWriter() && !fault.managerShutByProviderWrite()) {
                 assertThat(d.complete()).as("the commit went through: %s", d).isTrue();
             } else {
                 assertThat(d.leftDirtyIds()).as("%s", d).containsExactly(SESSION);
             }
             Duration releaseBudget = budgets.flush().plus(budgets.drain()).plus(budgets.providerShutdown());
-            TeardownResult r = timed(releaseBudget, "release", agent::release);
+            TeardownReport r = timed(releaseBudget, "release", agent::release);
             assertThat(r.ran()).isTrue();
             return r.drainReport().orElseThrow();
         }
@@ -507,11 +507,11 @@ class FaultMatrixTest {
         private DrainReport jvmHook() throws Exception {
             registrations.add(hooks.register(tracker));
             registrations.add(hooks.register(m));
-            ShutdownReport sr = timed(hooks.deadline(), "drainNow", hooks::drainNow);
+            ShutdownReport sr = timed(hooks.budget(), "drainNow", () -> hooks.stop(hooks.budget()));
             registrations.forEach(ShutdownHooks.Registration::close);
             registrations.clear();
-            DrainReport r = timed(Duration.ofSeconds(5), "shutdownAll after the hook",
-                    () -> m.shutdownAll(Duration.ofSeconds(5)));
+            DrainReport r = timed(Duration.ofSeconds(5), "stop after the hook",
+                    () -> m.stop(Duration.ofSeconds(5)));
             ShutdownReport.Component managerPart = sr.components().stream()
                     .filter(c -> c.name().equals("manager " + m.name())).findFirst().orElseThrow();
             assertThat(managerPart.status()).as("%s", sr).isEqualTo(ShutdownReport.Status.DONE);
@@ -522,9 +522,9 @@ class FaultMatrixTest {
             return r;
         }
 
-        private TeardownResult awaitTeardown(long start, TeardownMode owner) {
+        private TeardownReport awaitTeardown(long start, TeardownMode owner) {
             Duration left = budgets.teardown().plus(MARGIN).minusNanos(System.nanoTime() - start);
-            Optional<TeardownResult> r = agent.awaitTeardown(left.isNegative() ? Duration.ZERO : left);
+            Optional<TeardownReport> r = agent.awaitTeardown(left.isNegative() ? Duration.ZERO : left);
             assertThat(r).as("the %s teardown finished within its budget %s + margin", owner, budgets.teardown())
                     .isPresent();
             assertThat(r.get().owner()).isEqualTo(owner);
@@ -700,7 +700,7 @@ class FaultMatrixTest {
                 checkCallbacks();
             }
             if (fault == Fault.SHUTDOWN_FROM_WRITE) {
-                FaultBehaviour.Callback c = behaviour.callbacks("shutdownAll").get(0);
+                FaultBehaviour.Callback c = behaviour.callbacks("stop").get(0);
                 assertThat(c.hook()).isEqualTo("write");
                 assertThat(Duration.ofNanos(c.nanos())).as("from the writer it does not wait for the queue")
                         .isLessThan(MARGIN);
@@ -709,8 +709,8 @@ class FaultMatrixTest {
                         .contains(idOf("T1"));
             }
             if (fault == Fault.SHUTDOWN_FROM_EXTRACTION) {
-                List<FaultBehaviour.Callback> calls = behaviour.callbacks("shutdownAll");
-                assertThat(calls).as("the provider called shutdownAll").isNotEmpty();
+                List<FaultBehaviour.Callback> calls = behaviour.callbacks("stop");
+                assertThat(calls).as("the provider called stop").isNotEmpty();
                 for (FaultBehaviour.Callback c : calls) {
                     assertThat(c.result()).as("one report for every caller").isSameAs(report);
                     assertThat(Duration.ofNanos(c.nanos())).isLessThan(FaultBehaviour.CALLBACK_SHUTDOWN_BUDGET.plus(MARGIN));
@@ -720,8 +720,8 @@ class FaultMatrixTest {
                 // From inside its own shutdown() the provider gets, at once, the report as it stood
                 // before the providers' shutdown: the same writes in the same buckets, every provider
                 // not shut down yet.
-                List<FaultBehaviour.Callback> calls = behaviour.callbacks("shutdownAll");
-                assertThat(calls).as("the provider called shutdownAll").hasSize(1);
+                List<FaultBehaviour.Callback> calls = behaviour.callbacks("stop");
+                assertThat(calls).as("the provider called stop").hasSize(1);
                 FaultBehaviour.Callback c = calls.get(0);
                 assertThat(Duration.ofNanos(c.nanos())).as("returns at once").isLessThan(MARGIN);
                 assertThat(c.result()).isInstanceOf(DrainReport.class);
@@ -818,7 +818,7 @@ class FaultMatrixTest {
                 gateway.stop(Duration.ofSeconds(5));
             }
             if (!m.isShutdown()) {
-                m.shutdownAll(Duration.ofSeconds(1));
+                m.stop(Duration.ofSeconds(1));
             }
         }
     }

@@ -2,7 +2,7 @@ package dev.memlife.faults;
 
 /** The paths of the matrix: how the writes that met the fault end up accounted for. */
 enum FaultPath {
-    /** Writes only ({@code syncAll} never blocks); the test releases a hang, writes more, then {@code shutdownAll}. */
+    /** Writes only ({@code syncAll} never blocks); the test releases a hang, writes more, then {@code stop}. */
     WRITE(false),
     /** {@code flushPending} with the fault in the queue (bounded), then as {@link #WRITE}. */
     FLUSH(false),
@@ -18,7 +18,7 @@ enum FaultPath {
     EVICTION(true),
     /** {@code AgentGateway.stop(Duration)}: hard-closes every cached agent under one deadline. */
     GATEWAY_STOP(true),
-    /** {@code SessionCommitTracker.drainAll(Duration)} (commits through the agent), then {@code release()}. */
+    /** {@code SessionCommitTracker.stop(Duration)} (commits through the agent), then {@code release()}. */
     SESSION_DRAIN(true),
     /** {@code ShutdownHooks.drainNow()} over the tracker and the manager: the JVM hook's drain without an exit. */
     JVM_HOOK(true);

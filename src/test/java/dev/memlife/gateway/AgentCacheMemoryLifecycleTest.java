@@ -8,7 +8,7 @@ import dev.memlife.Message;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownListener;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.testing.GatedProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,11 +60,11 @@ class AgentCacheMemoryLifecycleTest {
         AgentMemory agent = agent("mem-writer-evict-test", provider);
         assertThat(provider.writerAlive()).isTrue();
 
-        TeardownResult first = agent.release();
-        TeardownResult second = agent.release(); // idempotent: the teardown claim is once-only
+        TeardownReport first = agent.release();
+        TeardownReport second = agent.release(); // idempotent: the teardown claim is once-only
 
         assertThat(provider.writerAlive()).isFalse();
-        TeardownResult close = agent.tearDown(TeardownMode.CLOSE); // a later hard close neither re-extracts nor shuts down twice
+        TeardownReport close = agent.teardown(TeardownMode.CLOSE); // a later hard close neither re-extracts nor shuts down twice
         assertThat(events()).containsExactly("shutdown");
         assertThat(first.ran()).isTrue();
         assertThat(first.drainReport()).isPresent();
@@ -124,10 +124,10 @@ class AgentCacheMemoryLifecycleTest {
         AgentMemory agent = agent("mem-release-race-test", provider);
         Thread releaser = new Thread(agent::release, "releaser");
         releaser.start();
-        TeardownResult close;
+        TeardownReport close;
         try {
             assertThat(inShutdown.await(5, TimeUnit.SECONDS)).isTrue();
-            close = agent.tearDown(TeardownMode.CLOSE); // must return at once: a loser never waits for the winner
+            close = agent.teardown(TeardownMode.CLOSE); // must return at once: a loser never waits for the winner
         } finally {
             letFinish.countDown();
             releaser.join(5_000);
@@ -151,7 +151,7 @@ class AgentCacheMemoryLifecycleTest {
             gateway.put(KEY, agent);
             EvictionResult eviction = gateway.evict(KEY);
             assertThat(eviction.status()).isEqualTo(EvictionResult.Status.EVICTED);
-            TeardownResult result = eviction.teardown().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            TeardownReport result = eviction.teardown().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
             assertThat(result.ran()).isTrue();
             assertThat(events()).containsExactly("on_session_end", "shutdown");
@@ -191,7 +191,7 @@ class AgentCacheMemoryLifecycleTest {
             ResetResult reset = gateway.reset(KEY);
             assertThat(reset.status()).isEqualTo(ResetResult.Status.TIMED_OUT);
             assertThat(inSessionEnd.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            TeardownResult eviction = reset.eviction().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            TeardownReport eviction = reset.eviction().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
             assertThat(agent.transcript()).isEmpty(); // the soft eviction finished
             assertThat(eviction.ran()).isFalse();
@@ -233,7 +233,7 @@ class AgentCacheMemoryLifecycleTest {
             ResetResult reset = gateway.reset(KEY);
             assertThat(reset.status()).isEqualTo(ResetResult.Status.TIMED_OUT);
             assertThat(inFlush.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            TeardownResult eviction = reset.eviction().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            TeardownReport eviction = reset.eviction().orElseThrow().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
             assertThat(agent.transcript()).isEmpty(); // the soft eviction finished
             assertThat(eviction.ran()).isFalse();

@@ -13,16 +13,16 @@ import dev.memlife.Message;
 import dev.memlife.StoppedException;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult.Extraction;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport.Extraction;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
 import dev.memlife.testing.ManualTicker;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
@@ -154,7 +154,7 @@ class AgentGatewayTest {
         agent.append(Message.user("hi"));
         gateway.put("k", agent);
 
-        TeardownResult result = gateway.evict("k").teardown().orElseThrow().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        TeardownReport result = gateway.evict("k").teardown().orElseThrow().toCompletableFuture().get(10, TimeUnit.SECONDS);
 
         assertThat(result.requested()).isEqualTo(TeardownMode.COMMIT_THEN_RELEASE);
         assertThat(thread.get()).startsWith("memlife-housekeeping-gateway-");

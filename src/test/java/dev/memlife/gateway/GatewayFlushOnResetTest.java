@@ -95,7 +95,7 @@ class GatewayFlushOnResetTest {
     void shutdownWithoutFlushAbandonsThePendingWriteAndReportsIt() {
         queueFactBehindGate();
 
-        DrainReport report = manager.shutdownAll();
+        DrainReport report = manager.stop();
 
         assertThat(report.abandoned()).isEqualTo(1);
         assertThat(report.abandonedWriteIds()).hasSize(1);

@@ -11,7 +11,7 @@ import dev.memlife.Turn;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownListener;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.faults.Accounting;
 import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.ManualTicker;
@@ -203,7 +203,7 @@ class GatewayStressTest {
                 gateway.sweepIdle();
             } else if (dice < 98) {
                 Optional<AgentMemory> agent = gateway.peek(key); // the host tears one down itself
-                agent.ifPresent(a -> a.tearDown(TeardownMode.values()[random.nextInt(3)]));
+                agent.ifPresent(a -> a.teardown(TeardownMode.values()[random.nextInt(3)]));
             } else {
                 gateway.stop();
             }
@@ -271,7 +271,7 @@ class GatewayStressTest {
         long accepted = 0;
         long accounted = 0;
         for (Tracked t : agents) {
-            TeardownResult result = t.agent.awaitTeardown(WAIT).orElseThrow(
+            TeardownReport result = t.agent.awaitTeardown(WAIT).orElseThrow(
                     () -> new AssertionError("agent never torn down: " + t.agent));
             DrainReport report = result.drainReport().orElseThrow();
             long mine = t.accepted.get();

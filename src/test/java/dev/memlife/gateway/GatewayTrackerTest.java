@@ -7,7 +7,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.SessionCommitter;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.testing.ManualTicker;
 import dev.memlife.testing.RecordingProvider;
@@ -59,7 +59,7 @@ class GatewayTrackerTest {
 
         turn(gateway, "b", null); // the cap evicts "a"
 
-        TeardownResult released = a.awaitTeardown(WAIT).orElseThrow();
+        TeardownReport released = a.awaitTeardown(WAIT).orElseThrow();
         assertThat(released.requested()).isEqualTo(TeardownMode.RELEASE);
         assertThat(tracker.hasUncommittedWork("a")).isFalse();
         assertThat(providers.get("a").sessionEnds()).as("the tracker's commit extracted, the release did not")
@@ -92,7 +92,7 @@ class GatewayTrackerTest {
         assertThat(evicted.teardown().orElseThrow().toCompletableFuture()).isNotDone();
 
         gateway.sweepIdle(); // retries the commit of the kept agents
-        TeardownResult released = evicted.teardown().orElseThrow().toCompletableFuture()
+        TeardownReport released = evicted.teardown().orElseThrow().toCompletableFuture()
                 .orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(released.requested()).isEqualTo(TeardownMode.RELEASE);
         assertThat(tracker.hasUncommittedWork("a")).isFalse();

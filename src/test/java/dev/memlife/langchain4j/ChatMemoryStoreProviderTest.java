@@ -41,7 +41,7 @@ class ChatMemoryStoreProviderTest {
         memory.syncAll("hi", "hello", "s1");
         memory.syncAll("what is 2+2?", "4", "s1");
         memory.syncAll("other session", "", "s2");
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
 
         assertThat(report.delivered()).as(report.toString()).isEqualTo(3);
         ChatMemory s1 = MessageWindowChatMemory.builder().id("s1").maxMessages(10).chatMemoryStore(store).build();
@@ -90,7 +90,7 @@ class ChatMemoryStoreProviderTest {
         memory.syncAll("a", "1", "up");
         memory.syncAll("b", "2", "down");
         memory.syncAll("c", "3", "up");
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
 
         assertThat(report.delivered()).as(report.toString()).isEqualTo(2);
         assertThat(report.failed()).isEqualTo(1);
@@ -119,7 +119,7 @@ class ChatMemoryStoreProviderTest {
             w.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         }
         for (MemoryManager manager : managers) {
-            assertThat(manager.shutdownAll().delivered()).isEqualTo(200);
+            assertThat(manager.stop().delivered()).isEqualTo(200);
         }
 
         assertThat(store.getMessages("shared")).hasSize(800);
@@ -139,12 +139,12 @@ class ChatMemoryStoreProviderTest {
             for (int i = 1; i < 10; i++) {
                 memory.syncAll("q" + i, "a" + i, "s1");
             }
-            DrainReport report = memory.shutdownAll(WAIT);   // the store is still held
+            DrainReport report = memory.stop(WAIT);   // the store is still held
             assertThat(report.delivered()).as(report.toString()).isEqualTo(10);
             assertThat(chat.getMessages("s1")).as("read-your-writes").hasSize(20);
 
             slow.open();
-            WriteBehindReport written = chat.shutdown(WAIT);
+            WriteBehindReport written = chat.stop(WAIT);
             assertThat(written.complete()).as(written.toString()).isTrue();
             assertThat(slow.updates()).as("the held write and one for the nine turns behind it").isEqualTo(2);
             assertThat(slow.stored("s1")).hasSize(20).endsWith("q9", "a9");

@@ -52,7 +52,7 @@ class LangChain4jJdbcRestartTest {
             bob.clear();
             before = alice.messages();
 
-            WriteBehindReport report = store.shutdown(WAIT);
+            WriteBehindReport report = store.stop(WAIT);
             assertThat(report.complete()).as(report.toString()).isTrue();
             assertThat(sqlite.rows()).containsExactly("alice");
             assertThat(sqlite.updates()).as("coalesced: at most one write per add, usually fewer").isLessThanOrEqualTo(11);
@@ -89,8 +89,8 @@ class LangChain4jJdbcRestartTest {
             for (int i = 0; i < 5; i++) {
                 assertThat(memory.syncAll("question " + i, "answer " + i, "session-1")).isTrue();
             }
-            DrainReport drained = memory.shutdownAll();   // shuts the JDBC provider down; the chat store is ours
-            WriteBehindReport written = chat.shutdown(WAIT);
+            DrainReport drained = memory.stop();   // shuts the JDBC provider down; the chat store is ours
+            WriteBehindReport written = chat.stop(WAIT);
 
             assertThat(drained.delivered()).as(drained.toString()).isEqualTo(5);
             assertThat(written.complete()).as(written.toString()).isTrue();
@@ -121,7 +121,7 @@ class LangChain4jJdbcRestartTest {
             turns.forEach(t -> replay.syncTurn(t.toTurn()));
             assertThat(replay.skippedTurns()).isEqualTo(5);
             assertThat(replay.appendedTurns()).isZero();
-            assertThat(chat.shutdown(WAIT).complete()).isTrue();
+            assertThat(chat.stop(WAIT).complete()).isTrue();
             assertThat(sqlite.getMessages("session-1")).hasSize(10);
         }
     }

@@ -203,8 +203,8 @@ class WriteBehindChatMemoryStoreTest {
         store.updateMessages("c2", List.of(UserMessage.from("b")));
         store.deleteMessages("c3");
 
-        CompletableFuture<WriteBehindReport> shutdown = CompletableFuture.supplyAsync(() -> store.shutdown(WAIT));
-        awaitAThreadWaitingIn("shutdown");
+        CompletableFuture<WriteBehindReport> shutdown = CompletableFuture.supplyAsync(() -> store.stop(WAIT));
+        awaitAThreadWaitingIn("stop");
         assertThatThrownBy(() -> store.updateMessages("c4", List.of())).isInstanceOf(StoppedException.class);
         slow.open();
         WriteBehindReport report = shutdown.get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -231,10 +231,10 @@ class WriteBehindChatMemoryStoreTest {
         store.updateMessages("c2", List.of(UserMessage.from("b")));
 
         CompletableFuture<Void> close = CompletableFuture.runAsync(store::close);
-        awaitAThreadWaitingIn("shutdown");
+        awaitAThreadWaitingIn("stop");
         ticker.advance(Duration.ofSeconds(6));
         close.get(WAIT.toSeconds(), TimeUnit.SECONDS); // returns, though the store still hangs
-        WriteBehindReport report = store.shutdown(Duration.ZERO);   // a later call: the same state, at once
+        WriteBehindReport report = store.stop(Duration.ZERO);   // a later call: the same state, at once
 
         assertThat(report.complete()).isFalse();
         assertThat(report.stillRunningMemoryIds()).containsExactly("c1");
@@ -278,7 +278,7 @@ class WriteBehindChatMemoryStoreTest {
         await().atMost(WAIT).until(() -> store.figures().storeFailures() == 1);
 
         assertThat(store.flush(WAIT)).as("tried again, refused again").isFalse();
-        WriteBehindReport report = store.shutdown(WAIT);
+        WriteBehindReport report = store.stop(WAIT);
 
         assertThat(report.complete()).isFalse();
         assertThat(report.failedMemoryIds()).containsOnlyKeys("bad");
@@ -331,7 +331,7 @@ class WriteBehindChatMemoryStoreTest {
         assertThatThrownBy(() -> store.updateMessages("c1", withNull)).hasMessage("messages[1]");
         assertThatThrownBy(() -> store.deleteMessages(null)).hasMessage("memoryId");
         assertThatThrownBy(() -> store.flush(null)).hasMessage("timeout");
-        assertThatThrownBy(() -> store.shutdown(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> store.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("budget must not be negative");
         assertThat(store.figures()).isEqualTo(new WriteBehindFigures(0, 0, 0, 0, 0, 0, 0, 0));
     }

@@ -162,7 +162,7 @@ class WriteBehindConcurrencyTest {
         expected.putAll(lastShared);
 
         assertThat(store.flush(Duration.ofSeconds(30))).isTrue();
-        WriteBehindReport report = store.shutdown(Duration.ofSeconds(30));
+        WriteBehindReport report = store.stop(Duration.ofSeconds(30));
 
         assertThat(staleReads).as("reads that missed the reader's own last write").isEmpty();
         assertThat(backing.violations).as("states written out of order").isEmpty();

@@ -88,7 +88,7 @@ class MemlifeMetricsTest {
         assertThat(gauge("memlife.writes.pending")).isEqualTo(3);
         await().atMost(WAIT).until(() -> millis("memlife.writes.oldest.pending") > 0);
 
-        DrainReport report = memory.shutdownAll(Duration.ofMillis(200));
+        DrainReport report = memory.stop(Duration.ofMillis(200));
         assertThat(memory.syncAll("late", "a", "s")).isFalse();
         gate.open();
         await().atMost(WAIT).until(() -> counter("memlife.writes", "outcome", "delivered") == 2); // "hold" ends
@@ -134,7 +134,7 @@ class MemlifeMetricsTest {
         assertThat(memory.flushPending(WAIT)).isTrue();
         assertThat(gauge("memlife.writes.pending")).isZero();
         assertThat(counter("memlife.writes", "outcome", "delivered")).isEqualTo(2);
-        memory.shutdownAll();
+        memory.stop();
     }
 
     /** A scrape reads every meter: the meters share one snapshot, and the next scrape takes a new one. */
@@ -155,7 +155,7 @@ class MemlifeMetricsTest {
         scrape();
         assertThat(snapshots).hasValue(2);
         assertThat(counter("memlife.writes.accepted")).isEqualTo(1);
-        memory.shutdownAll();
+        memory.stop();
     }
 
     private void scrape() {
@@ -252,7 +252,7 @@ class MemlifeMetricsTest {
         gate.open();
         assertThat(memory.flushPending(WAIT)).isTrue();
         await().atMost(WAIT).until(() -> gauge("memlife.spool.backlog") == 0);
-        memory.shutdownAll();
+        memory.stop();
     }
 
     @Test
@@ -271,7 +271,7 @@ class MemlifeMetricsTest {
                         "memlife.spool.replayed", "memlife.spool.segments", "memlife.writes", "memlife.writes.accepted",
                         "memlife.writes.oldest.pending", "memlife.writes.pending");
         assertThat(other.getMeters()).hasSameSizeAs(registry.getMeters());
-        memory.shutdownAll();
+        memory.stop();
     }
 
     @Test

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.module.Configuration;
-import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleDescriptor.Exports;
 import java.lang.module.ModuleDescriptor.Requires;
+import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleFinder;
 import java.lang.reflect.Method;
 import java.net.URL;
@@ -250,7 +250,7 @@ class NamedModuleIT {
             Object recording = recordingClass.getConstructor(String.class).newInstance("r");
             managerClass.getMethod("addProvider", providerInterface).invoke(manager, recording);
             managerClass.getMethod("syncAll", String.class, String.class, String.class).invoke(manager, "u", "a", "s1");
-            Object report = managerClass.getMethod("shutdownAll").invoke(manager);
+            Object report = managerClass.getMethod("stop").invoke(manager);
 
             assertThat(((Number) report.getClass().getMethod("delivered").invoke(report)).longValue()).isEqualTo(1L);
             assertThat((List<?>) recordingClass.getMethod("turns").invoke(recording)).hasSize(1);
@@ -314,12 +314,12 @@ class NamedModuleIT {
 
         Object accepted = managerClass.getMethod("syncAll", String.class, String.class, String.class)
                 .invoke(manager, "u", "a", "s1");
-        Method shutdownAll = managerClass.getMethod("shutdownAll");
-        Object report = shutdownAll.invoke(manager);
+        Method stop = managerClass.getMethod("stop");
+        Object report = stop.invoke(manager);
 
         assertThat(accepted).isEqualTo(Boolean.TRUE);
         assertThat(report.getClass().getModule()).isSameAs(module());
-        Object delivered = shutdownAll.getReturnType().getMethod("delivered").invoke(report);
+        Object delivered = stop.getReturnType().getMethod("delivered").invoke(report);
         assertThat(((Number) delivered).longValue()).as(String.valueOf(report)).isEqualTo(1L);
         List<?> turns = (List<?>) recordingClass.getMethod("turns").invoke(recording);
         assertThat(turns).hasSize(1);
@@ -348,7 +348,7 @@ class NamedModuleIT {
         try (Recording recording = new Recording()) {
             recording.enable("dev.memlife.Drain").withThreshold(Duration.ZERO);
             recording.start();
-            managerClass.getMethod("shutdownAll").invoke(manager);
+            managerClass.getMethod("stop").invoke(manager);
             recording.stop();
             recording.dump(file);
         }
@@ -403,6 +403,6 @@ class NamedModuleIT {
         Object counter = functionCounter.invoke(search);
         Object count = functionCounter.getReturnType().getMethod("count").invoke(counter);
         assertThat(count).isEqualTo(1.0);
-        managerClass.getMethod("shutdownAll").invoke(manager);
+        managerClass.getMethod("stop").invoke(manager);
     }
 }

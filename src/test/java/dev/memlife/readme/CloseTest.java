@@ -41,7 +41,7 @@ class CloseTest {
         assertThat(memory.isShutdown()).isTrue();
         assertThat(store.turns()).hasSize(1);
         String id = store.turns().get(0).writeId();
-        assertThat(memory.shutdownAll().statusOf(id)).isEqualTo(WriteStatus.DELIVERED);
+        assertThat(memory.stop().statusOf(id)).isEqualTo(WriteStatus.DELIVERED);
         assertThat(store.events()).last().isEqualTo("shutdown");
     }
 
@@ -61,10 +61,10 @@ class CloseTest {
         ticker.advance(Duration.ofSeconds(6)); // past drain (5 s) + provider shutdown (1 s)
         await().atMost(Duration.ofSeconds(10)).until(closing::isDone);
 
-        List<String> stillRunning = memory.shutdownAll().stillRunningWriteIds();
+        List<String> stillRunning = memory.stop().stillRunningWriteIds();
         assertThat(stillRunning).hasSize(1).allMatch(id -> id.endsWith(":1"));
         String prefix = stillRunning.get(0).substring(0, stillRunning.get(0).length() - 1);
-        assertThat(memory.shutdownAll().abandonedWriteIds()).containsExactly(prefix + "2");
+        assertThat(memory.stop().abandonedWriteIds()).containsExactly(prefix + "2");
         stuck.open();
     }
 

@@ -36,7 +36,7 @@ class LangChain4jReadmeExampleTest {
         memory.messages();                             // read-your-writes, before myStore has it
         boolean written = store.flush(Duration.ofSeconds(2));   // true once all of it is in myStore
 
-        WriteBehindReport report = store.shutdown(Duration.ofSeconds(5));   // at shutdown: drain, report
+        WriteBehindReport report = store.stop(Duration.ofSeconds(5));   // at shutdown: drain, report
         System.out.println(report);
 
         assertThat(written).isTrue();
@@ -55,8 +55,8 @@ class LangChain4jReadmeExampleTest {
         MemoryManager memory = MemoryManager.builder().name("agent-42").build();
         memory.addProvider(ChatMemoryStoreProvider.create(chatStore));   // memory id = session id
         memory.syncAll(userText, assistantText, sessionId);   // a UserMessage and an AiMessage, once
-        DrainReport drained = memory.shutdownAll();            // the managers first,
-        WriteBehindReport written = chatStore.shutdown(Duration.ofSeconds(5));   // then the store they write to
+        DrainReport drained = memory.stop();            // the managers first,
+        WriteBehindReport written = chatStore.stop(Duration.ofSeconds(5));   // then the store they write to
 
         assertThat(drained.delivered()).isEqualTo(1);
         assertThat(written.complete()).isTrue();

@@ -8,7 +8,7 @@ import dev.memlife.Message;
 import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -35,7 +35,7 @@ class ReadmeExamplesTest {
         MemoryManager memory = MemoryManager.builder().name("agent-42").build();
         memory.addProvider(myStore);
         memory.syncAll(userText, assistantText, sessionId);
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
         System.out.println(report);
 
         assertThat(myStore.turns()).hasSize(1);
@@ -53,7 +53,7 @@ class ReadmeExamplesTest {
         memory.syncAll("hi", "hello", sessionId);
         memory.flushPending(Duration.ofSeconds(10));
         memory.onSessionEnd(List.of(Message.user("hi"), Message.assistant("hello")));
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
 
         assertThat(report.delivered()).isEqualTo(1);
         assertThat(myStore.events()).containsExactly("initialize:s-1", "sync:hi", "on_session_end", "shutdown");
@@ -68,7 +68,7 @@ class ReadmeExamplesTest {
         agent.append(Message.user("u"));
         agent.append(Message.assistant("a"));
         agent.memory().syncAll("u", "a", "s");
-        TeardownResult result = agent.tearDown(TeardownMode.CLOSE);
+        TeardownReport result = agent.teardown(TeardownMode.CLOSE);
         assertThat(result.drainReport()).hasValueSatisfying(r -> assertThat(r.delivered()).isEqualTo(1));
 
         AgentGateway gateway = AgentGateway.builder().maxAgents(128).idleTtl(Duration.ofHours(1)).build();

@@ -40,7 +40,7 @@ class SpringAiReadmeExampleTest {
         repository.findConversationIds();                    // lists it too
         boolean written = repository.flush(Duration.ofSeconds(2));   // true once all of it is in myRepository
 
-        WriteBehindReport report = repository.shutdown(Duration.ofSeconds(5));   // at shutdown: drain, report
+        WriteBehindReport report = repository.stop(Duration.ofSeconds(5));   // at shutdown: drain, report
         System.out.println(report);
 
         assertThat(written).isTrue();

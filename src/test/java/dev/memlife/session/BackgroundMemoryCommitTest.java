@@ -3,12 +3,12 @@ package dev.memlife.session;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.sun.net.httpserver.HttpServer;
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
 import dev.memlife.agent.SessionCommitter;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
-import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -80,7 +80,7 @@ class BackgroundMemoryCommitTest {
      */
     @Test
     void registerRefusedOnceDraining() {
-        tracker.drainAll(Duration.ofSeconds(5)); // nothing pending: returns at once, but marks draining
+        tracker.stop(Duration.ofSeconds(5)); // nothing pending: returns at once, but marks draining
 
         Thread t = new Thread(() -> { });
         assertThat(tracker.registerBackgroundCommit(t)).isFalse();
@@ -163,7 +163,7 @@ class BackgroundMemoryCommitTest {
         CountDownLatch drained = new CountDownLatch(1);
         AtomicReference<SessionDrainReport> report = new AtomicReference<>();
         Thread drain = new Thread(() -> {
-            report.set(tracker.drainAll(Duration.ofSeconds(20)));
+            report.set(tracker.stop(Duration.ofSeconds(20)));
             drained.countDown();
         }, "drain");
         drain.setDaemon(true);
@@ -215,7 +215,7 @@ class BackgroundMemoryCommitTest {
                 Thread.currentThread().interrupt();
             } finally {
                 httpd.stop(0);
-                tracker.drainAll(Duration.ofSeconds(5));
+                tracker.stop(Duration.ofSeconds(5));
                 finallyRan.countDown();
             }
         }, "serve");
@@ -273,7 +273,7 @@ class BackgroundMemoryCommitTest {
         try {
             assertThat(agent.awaitEntered(Duration.ofSeconds(2))).isTrue();
 
-            SessionDrainReport report = tracker.drainAll(Duration.ofMillis(500));
+            SessionDrainReport report = tracker.stop(Duration.ofMillis(500));
 
             // The seed's bound (3 s for 0.5 s); the 100 ms bound is SessionDrainTest's measurement.
             assertThat(report.elapsed()).isLessThan(Duration.ofSeconds(3));
@@ -300,7 +300,7 @@ class BackgroundMemoryCommitTest {
         tracker.registerOwner(sid, agent);
         tracker.markTurnCompleted(sid, agent); // dirty, not in flight: the drain calls the owner itself
         try {
-            SessionDrainReport report = tracker.drainAll(Duration.ofMillis(500));
+            SessionDrainReport report = tracker.stop(Duration.ofMillis(500));
 
             assertThat(provider.hangingCount()).isEqualTo(1);
             // The seed's bound (3 s for 0.5 s); the 100 ms bound is SessionDrainTest's measurement.

@@ -66,7 +66,7 @@ public final class ChildGatewayMain {
         // exit wait up to 300 ms for it after the hooks are done.
         gateway.hooks.register("http server", budget -> {
             server.stop(0);
-            return "stopped";
+            return null;
         });
         System.out.println("PORT " + server.getAddress().getPort());
         System.out.flush();

@@ -114,7 +114,7 @@ public final class HttpServiceChildMain {
         hooks.register("http server", budget -> {
             server.stop((int) Math.max(1, budget.toSeconds() - 1));
             handlers.shutdown();
-            return "stopped";
+            return null;
         });
         // The gateway drains beside the server; the store and its pool, which everything above uses,
         // close last, one at a time: the store first (registered last), then the pool.

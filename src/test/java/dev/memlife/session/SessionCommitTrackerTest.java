@@ -214,7 +214,7 @@ class SessionCommitTrackerTest {
         assertThatNullPointerException().isThrownBy(() -> tracker.commit("s", null, false, WAIT)).withMessage("owner");
         assertThatNullPointerException().isThrownBy(() -> tracker.commit("s", () -> { }, false, null))
                 .withMessage("timeout");
-        assertThatNullPointerException().isThrownBy(() -> tracker.drainAll(null)).withMessage("deadline");
+        assertThatNullPointerException().isThrownBy(() -> tracker.stop(null)).withMessage("budget");
         assertThatThrownBy(() -> SessionCommitTracker.builder().drainParallelism(0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("drainParallelism must be at least 1, was 0");
     }

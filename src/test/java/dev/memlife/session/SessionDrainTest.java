@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** {@link SessionCommitTracker#drainAll}: what it commits, in which order, and how it keeps its deadline. */
+/** {@link SessionCommitTracker#stop}: what it commits, in which order, and how it keeps its deadline. */
 @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SessionDrainTest {
 
@@ -50,7 +50,7 @@ class SessionDrainTest {
         tracker.markTurnCompleted("healthy", healthyAgent);
         Duration deadline = Duration.ofMillis(400);
         try {
-            CompletableFuture<SessionDrainReport> draining = CompletableFuture.supplyAsync(() -> tracker.drainAll(deadline));
+            CompletableFuture<SessionDrainReport> draining = CompletableFuture.supplyAsync(() -> tracker.stop(deadline));
             assertThat(wedged.awaitHanging(Duration.ofSeconds(10))).isTrue();
             await().atMost(Duration.ofSeconds(10)).until(() -> fine.count("on_session_end") == 1);
             await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5)).until(() -> !draining.isDone());
@@ -81,7 +81,7 @@ class SessionDrainTest {
         tracker.markTurnCompleted("s", second);
         tracker.markTurnCompleted("s", first);
 
-        SessionDrainReport report = tracker.drainAll(WAIT);
+        SessionDrainReport report = tracker.stop(WAIT);
 
         assertThat(log).containsExactly("commit:first", "commit:second", "commit:first");
         assertThat(report.complete()).isTrue();
@@ -101,7 +101,7 @@ class SessionDrainTest {
         tracker.markTurnCompleted("bad", failing);
         tracker.markTurnCompleted("good", BlockingOwner.released("good"));
 
-        SessionDrainReport report = tracker.drainAll(Duration.ofSeconds(20));
+        SessionDrainReport report = tracker.stop(Duration.ofSeconds(20));
 
         assertThat(report.leftDirty()).containsExactly(
                 new SessionDrainReport.LeftDirty("bad", SessionDrainReport.Reason.FAILED, boom));
@@ -118,7 +118,7 @@ class SessionDrainTest {
             tracker.markTurnCompleted("s" + i, shared);
         }
         AtomicInteger drainThreads = new AtomicInteger();
-        Thread drain = new Thread(() -> tracker.drainAll(WAIT));
+        Thread drain = new Thread(() -> tracker.stop(WAIT));
         drain.setDaemon(true);
         drain.start();
         try {
@@ -146,7 +146,7 @@ class SessionDrainTest {
         tracker.markTurnCompleted("a-wedged", wedged);
         tracker.markTurnCompleted("b-waiting", BlockingOwner.released("b"));
         try {
-            SessionDrainReport report = tracker.drainAll(Duration.ofMillis(300));
+            SessionDrainReport report = tracker.stop(Duration.ofMillis(300));
 
             assertThat(report.leftDirty()).containsExactly(
                     new SessionDrainReport.LeftDirty("a-wedged", SessionDrainReport.Reason.TIMED_OUT, null),
@@ -166,7 +166,7 @@ class SessionDrainTest {
         try {
             assertThat(wedged.awaitEntered(WAIT)).isTrue();
 
-            SessionDrainReport report = tracker.drainAll(Duration.ofMillis(300));
+            SessionDrainReport report = tracker.stop(Duration.ofMillis(300));
 
             assertThat(report.workersStillRunning()).isEqualTo(1);
             assertThat(report.workersJoined()).isZero();
@@ -187,7 +187,7 @@ class SessionDrainTest {
         SessionCommitter first = () -> tracker.markTurnCompleted("late", late);
         tracker.markTurnCompleted("first", first);
 
-        SessionDrainReport report = tracker.drainAll(WAIT);
+        SessionDrainReport report = tracker.stop(WAIT);
 
         assertThat(report.complete()).isTrue();
         assertThat(report.passes()).isEqualTo(2);
@@ -198,7 +198,7 @@ class SessionDrainTest {
     @Test
     void backgroundCommitsAreRefusedOnceDrainingAndTheNextDrainCommitsTheWork() {
         SessionCommitTracker tracker = SessionCommitTracker.create();
-        tracker.drainAll(WAIT);
+        tracker.stop(WAIT);
         BlockingOwner agent = BlockingOwner.released("agent");
         tracker.markTurnCompleted("s", agent);
 
@@ -207,7 +207,7 @@ class SessionDrainTest {
         assertThat(refused.status()).isEqualTo(BackgroundCommit.Status.REFUSED_DRAINING);
         assertThat(refused.awaitDone(Duration.ZERO)).isTrue();
         assertThat(agent.calls()).isZero();
-        assertThat(tracker.drainAll(WAIT).commits()).isEqualTo(1);
+        assertThat(tracker.stop(WAIT).commits()).isEqualTo(1);
         assertThat(tracker.hasUncommittedWork("s")).isFalse();
     }
 
@@ -253,7 +253,7 @@ class SessionDrainTest {
         }
         assertThat(commit.awaitDone(WAIT)).isTrue();
         tracker.markTurnCompleted("t", agent);
-        tracker.drainAll(WAIT);
+        tracker.stop(WAIT);
         assertThat(made.get()).as("the drain worker too").isEqualTo(2);
     }
 }

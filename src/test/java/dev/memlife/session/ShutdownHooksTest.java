@@ -78,7 +78,7 @@ class ShutdownHooksTest {
         try {
             assertThat(ShutdownHooks.install(Duration.ofSeconds(1))).isSameAs(first);
             assertThat(ShutdownHooks.installed()).containsSame(first);
-            assertThat(first.deadline()).isEqualTo(Duration.ofSeconds(5));
+            assertThat(first.budget()).isEqualTo(Duration.ofSeconds(5));
             assertThat(first.state()).isEqualTo(ShutdownHooks.State.INSTALLED);
         } finally {
             assertThat(first.uninstall()).as("Runtime.removeShutdownHook found it").isTrue();
@@ -119,7 +119,7 @@ class ShutdownHooksTest {
         hooks.register(manager); // registration order does not matter: managers go last
         hooks.register("gateway", budget -> {
             order.add("gateway");
-            return "gateway stopped";
+            return null;
         });
         hooks.register(tracker);
         assertThat(hooks.registered()).containsExactly("tracker webui", "gateway", "manager agent-1");
@@ -132,7 +132,7 @@ class ShutdownHooksTest {
         System.out.println(summary);
         assertThat(summary).startsWith("memlife shutdown drain: 3 of 3 components done in ")
                 .contains("tracker webui: DONE", "SessionDrainReport[webui: clean, commits=1 in 1 sessions",
-                        "gateway: DONE", "gateway stopped", "manager agent-1: DONE", "DrainReport[");
+                        "gateway: DONE", "manager agent-1: DONE", "DrainReport[");
         assertThat(hooks.state()).isEqualTo(ShutdownHooks.State.RUNNING);
     }
 
@@ -155,12 +155,16 @@ class ShutdownHooksTest {
         CountDownLatch wedged = new CountDownLatch(1);
         hooks.register("wedged gateway", budget -> {
             wedged.countDown();
-            never.await(); // a component that never returns
+            try {
+                never.await(); // a component that never returns
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             return null;
         });
         hooks.register(manager);
         try {
-            CompletableFuture<ShutdownReport> draining = CompletableFuture.supplyAsync(hooks::drainNow);
+            CompletableFuture<ShutdownReport> draining = CompletableFuture.supplyAsync(() -> hooks.stop(hooks.budget()));
             assertThat(wedged.await(10, TimeUnit.SECONDS)).isTrue();
             await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !draining.isDone());
             ticker.advance(Duration.ofMillis(4_500)); // the components' share of the deadline
@@ -192,7 +196,10 @@ class ShutdownHooksTest {
             order.add("store closing");
             order.add("store closed");
         });
-        hooks.register("gateway", budget -> order.add("gateway stopped"));
+        hooks.register("gateway", budget -> {
+            order.add("gateway stopped");
+            return null;
+        });
         MemoryManager manager = MemoryManager.create();
         manager.addProvider(new RecordingProvider("rec") {
             @Override
@@ -202,7 +209,7 @@ class ShutdownHooksTest {
         });
         hooks.register(manager);
 
-        ShutdownReport report = hooks.drainNow();
+        ShutdownReport report = hooks.stop(hooks.budget());
 
         assertThat(order).containsExactly("gateway stopped", "manager's provider shut down", "store closing",
                 "store closed", "pool closed");
@@ -222,10 +229,10 @@ class ShutdownHooksTest {
         AtomicReference<Duration> budgetSeen = new AtomicReference<>();
         hooks.register("fine", budget -> {
             budgetSeen.set(budget);
-            return "ok";
+            return null;
         });
 
-        ShutdownReport report = hooks.drainNow();
+        ShutdownReport report = hooks.stop(hooks.budget());
 
         assertThat(report.components()).extracting(ShutdownReport.Component::status)
                 .containsExactly(ShutdownReport.Status.FAILED, ShutdownReport.Status.DONE);
@@ -239,8 +246,14 @@ class ShutdownHooksTest {
         ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
         registry.add(hooks.hookThread());
         List<String> drained = new ArrayList<>();
-        ShutdownHooks.Registration registration = hooks.register("c", budget -> drained.add("c"));
-        hooks.register("d", budget -> drained.add("d"));
+        ShutdownHooks.Registration registration = hooks.register("c", budget -> {
+            drained.add("c");
+            return null;
+        });
+        hooks.register("d", budget -> {
+            drained.add("d");
+            return null;
+        });
         registration.close();
 
         assertThat(hooks.uninstall()).isTrue();
@@ -249,7 +262,7 @@ class ShutdownHooksTest {
 
         assertThat(drained).isEmpty();
         assertThat(printed.size()).isZero();
-        assertThat(hooks.drainNow().components()).extracting(ShutdownReport.Component::name).containsExactly("d");
+        assertThat(hooks.stop(hooks.budget()).components()).extracting(ShutdownReport.Component::name).containsExactly("d");
     }
 
     @Test
@@ -257,7 +270,10 @@ class ShutdownHooksTest {
         ShutdownHooks hooks = hooks(Duration.ofSeconds(5));
         registry.add(hooks.hookThread());
         List<String> drained = new ArrayList<>();
-        hooks.register("c", budget -> drained.add("c"));
+        hooks.register("c", budget -> {
+            drained.add("c");
+            return null;
+        });
 
         try (ShutdownHooks closing = hooks) {
             assertThat(closing.state()).isEqualTo(ShutdownHooks.State.INSTALLED);
@@ -296,7 +312,10 @@ class ShutdownHooksTest {
         };
         ShutdownHooks hooks = new ShutdownHooks(Duration.ofSeconds(5), Ticker.system(), registry, () -> broken);
         List<String> drained = Collections.synchronizedList(new ArrayList<>());
-        hooks.register("c", budget -> drained.add("c"));
+        hooks.register("c", budget -> {
+            drained.add("c");
+            return null;
+        });
         AtomicReference<Throwable> uncaught = new AtomicReference<>();
         hooks.hookThread().setUncaughtExceptionHandler((t, e) -> uncaught.set(e));
 
@@ -322,7 +341,7 @@ class ShutdownHooksTest {
         ShutdownHooks hooks = hooks(Duration.ofSeconds(1));
         hooks.register(manager);
         try {
-            ShutdownReport report = hooks.drainNow();
+            ShutdownReport report = hooks.stop(hooks.budget());
 
             ShutdownReport.Component component = report.components().get(0);
             assertThat(component.status()).as("%s", report).isEqualTo(ShutdownReport.Status.DONE);

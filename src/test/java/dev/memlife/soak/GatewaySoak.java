@@ -9,7 +9,7 @@ import dev.memlife.StoppedException;
 import dev.memlife.WriteStatus;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.agent.TeardownMode;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.faults.Accounting;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
@@ -238,7 +238,7 @@ public final class GatewaySoak {
         if (!race) {
             join(workers);
         }
-        SessionDrainReport drained = e.tracker.drainAll(Duration.ofSeconds(5));
+        SessionDrainReport drained = e.tracker.stop(Duration.ofSeconds(5));
         GatewayStopReport stop = e.gateway.stop(Duration.ofSeconds(20));
         join(workers);
         timer.shutdownNow();
@@ -334,11 +334,11 @@ public final class GatewaySoak {
                     count("session commits inline");
                 }
             } else if (dice < 990) {
-                if (t.agent.tearDown(MODES.get(r.nextInt(MODES.size()))).ran()) {
+                if (t.agent.teardown(MODES.get(r.nextInt(MODES.size()))).ran()) {
                     count("teardowns by the host itself");
                 }
             } else {
-                t.agent.memory().shutdownAll(millis(r, 0, 5, 50));
+                t.agent.memory().stop(millis(r, 0, 5, 50));
                 count("managers shut down directly");
             }
         }
@@ -423,7 +423,7 @@ public final class GatewaySoak {
     // ---- the per-id check --------------------------------------------------------------------------
 
     private void check(Tracked t) throws Exception {
-        Optional<TeardownResult> result;
+        Optional<TeardownReport> result;
         try {
             result = t.agent.awaitTeardown(WAIT);
         } catch (IllegalStateException failed) {

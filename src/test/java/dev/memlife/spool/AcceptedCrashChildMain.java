@@ -78,7 +78,7 @@ public final class AcceptedCrashChildMain {
                 t.join(); // until the kill
             }
         }
-        DrainReport report = manager.shutdownAll();
+        DrainReport report = manager.stop();
         ChildOutput.say("DRAINED delivered=" + report.delivered() + " failed=" + report.failed() + " abandoned="
                 + report.abandoned() + " complete=" + report.complete());
         System.exit(0);

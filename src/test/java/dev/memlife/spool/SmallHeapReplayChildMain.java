@@ -29,7 +29,7 @@ public final class SmallHeapReplayChildMain {
                 .queueCapacity(QUEUE).maxBatchSize(QUEUE / 2).build();
         manager.addProvider(store);
         ChildOutput.say("REPLAYED " + manager.replaySpool());
-        DrainReport report = manager.shutdownAll(Duration.ofMinutes(1));
+        DrainReport report = manager.stop(Duration.ofMinutes(1));
         ChildOutput.say("DRAINED delivered=" + report.delivered() + " failed=" + report.failed() + " complete="
                 + report.complete());
         System.exit(0);

@@ -100,10 +100,10 @@ class SpoolConcurrencyTest {
             next[producer]++;
         }
         assertThat(seen.keySet()).isEqualTo(confirmed);
-        second.shutdownAll();
+        second.stop();
         assertThat(SpoolTest.segments(image)).isEmpty();
         held.open();
-        first.shutdownAll();
+        first.stop();
     }
 
     @Test
@@ -159,9 +159,9 @@ class SpoolConcurrencyTest {
         lost.removeAll(delivered);
         lost.removeAll(replayed);
         assertThat(lost).as("neither delivered nor replayed").isEmpty();
-        second.shutdownAll();
+        second.stop();
         store.open();
-        first.shutdownAll();
+        first.stop();
     }
 
     @Test
@@ -204,7 +204,7 @@ class SpoolConcurrencyTest {
         assertThat(manager.awaitDurable(WAIT)).as("the spool still forces").isTrue();
         assertThat(manager.flushPending(WAIT)).isTrue();
         assertThat(store.turns()).hasSize(accepted.get() + 1);
-        assertThat(manager.shutdownAll().delivered()).isEqualTo(accepted.get() + 1);
+        assertThat(manager.stop().delivered()).isEqualTo(accepted.get() + 1);
     }
 
     @Test
@@ -220,7 +220,7 @@ class SpoolConcurrencyTest {
             await().atMost(WAIT).until(() -> committers("idle-spool") == 0);
         }
         assertThat(store.turns()).extracting(Turn::userContent).containsExactly("turn 0", "turn 1", "turn 2");
-        manager.shutdownAll();
+        manager.stop();
     }
 
     private static long committers(String manager) {

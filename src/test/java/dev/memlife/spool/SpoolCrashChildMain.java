@@ -66,7 +66,7 @@ public final class SpoolCrashChildMain {
         if (mode.equals("write")) {
             writeUntilKilled(manager, run);
         }
-        DrainReport report = manager.shutdownAll();
+        DrainReport report = manager.stop();
         ChildOutput.say("DRAINED delivered=" + report.delivered() + " failed=" + report.failed() + " abandoned="
                 + report.abandoned() + " stillRunning=" + report.stillRunning() + " complete=" + report.complete());
         System.exit(0);

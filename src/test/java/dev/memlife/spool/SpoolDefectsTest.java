@@ -50,7 +50,7 @@ class SpoolDefectsTest {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("in use");
         assertThat(probe(dir)).as("another process, after two refused opens in the holder's JVM").isEqualTo("HELD");
 
-        holder.shutdownAll();
+        holder.stop();
         assertThat(probe(dir)).as("after the holder's shutdown").isEqualTo("FREE");
         Spool.open(dir).close(); // and this JVM may open it again
     }
@@ -68,7 +68,7 @@ class SpoolDefectsTest {
         assertThat(recovery.spools()).as("the live spool is skipped").isEmpty();
         assertThat(recovered.turns()).isEmpty();
         assertThat(probe(live.directory())).as("another process, after recover skipped the spool").isEqualTo("HELD");
-        agent.shutdownAll();
+        agent.stop();
     }
 
     @Test
@@ -91,7 +91,7 @@ class SpoolDefectsTest {
                 .as("what the bound counts once the delivered segments are deleted").isLessThanOrEqualTo(256 * 1024));
         assertThat(SpoolTest.users(store.turns())).isEqualTo(expected);
         assertThat(SpoolTest.ids(store.turns())).doesNotHaveDuplicates().hasSize(1_000);
-        manager.shutdownAll();
+        manager.stop();
         assertThat(SpoolTest.segments(dir)).isEmpty();
     }
 
@@ -140,9 +140,9 @@ class SpoolDefectsTest {
         assertThat(figures.corruptRecords()).isEqualTo(1);
         assertThat(figures.tornTailBytes()).isZero();
         assertThat(SpoolTest.users(store.turns())).isEqualTo(users.stream().filter(u -> !u.equals(lost)).toList());
-        second.shutdownAll();
+        second.stop();
         held.open();
-        first.shutdownAll();
+        first.stop();
     }
 
     /** {@return what another process sees of the spool's lock: {@code HELD} or {@code FREE}} */

@@ -39,8 +39,8 @@ class SpoolDirectoryTest {
                 assertThat(d.getFileName().toString()).startsWith("session_1."));
         oldAgent.syncAll("old", "a", "session/1");
         newAgent.syncAll("new", "a", "session/1");
-        oldAgent.shutdownAll();
-        newAgent.shutdownAll();
+        oldAgent.stop();
+        newAgent.stop();
         assertThat(store.turns()).extracting(Turn::userContent).containsExactlyInAnyOrder("old", "new");
         assertThat(subdirectories(spools.root())).as("drained spools are removed").isEmpty();
     }
@@ -80,10 +80,10 @@ class SpoolDirectoryTest {
         assertThat(store.count("shutdown")).as("recover uses the providers, it does not own them").isZero();
         assertThatThrownBy(() -> restarted.recover(WAIT)).isInstanceOf(IllegalArgumentException.class);
 
-        running.shutdownAll();
+        running.stop();
         held.open();
-        a.shutdownAll();
-        b.shutdownAll();
+        a.stop();
+        b.stop();
     }
 
     private static List<Path> subdirectories(Path root) throws IOException {

@@ -139,7 +139,7 @@ class SpoolRecordTest {
                 .hasMessageContaining("at most " + SegmentFormat.MAX_PAYLOAD).hasMessageContaining("counted as rejected");
         assertThat(manager.figures().rejected()).isEqualTo(1);
         assertThat(manager.figures().accepted()).isZero();
-        manager.shutdownAll();
+        manager.stop();
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

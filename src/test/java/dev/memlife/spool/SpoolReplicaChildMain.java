@@ -3,7 +3,7 @@ package dev.memlife.spool;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.agent.AgentMemory;
-import dev.memlife.agent.TeardownResult;
+import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
@@ -98,7 +98,7 @@ public final class SpoolReplicaChildMain {
         store.shutdown();
         long failed = 0;
         long abandoned = 0;
-        for (TeardownResult r : stop.closed().values()) {
+        for (TeardownReport r : stop.closed().values()) {
             DrainReport d = r.drainReport().orElseThrow();
             failed += d.failed();
             abandoned += d.abandoned() + d.stillRunning();

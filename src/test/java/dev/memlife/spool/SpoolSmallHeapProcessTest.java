@@ -49,7 +49,7 @@ class SpoolSmallHeapProcessTest {
         assertThat(held.awaitHeld(WAIT)).isTrue();
         Path image = tmp.resolve("image");
         SpoolTest.crashImage(dir, image);
-        crashed.shutdownAll(Duration.ZERO);
+        crashed.stop(Duration.ZERO);
         held.open();
 
         List<Path> segments = SpoolTest.segments(image);

@@ -113,12 +113,12 @@ class SpoolTest {
         assertThat(figures.replayed()).isEqualTo(50);
         assertThat(figures.appended()).isEqualTo(1);
         assertThat(figures.backlog()).isZero();
-        DrainReport report = second.shutdownAll();
+        DrainReport report = second.stop();
         assertThat(report.delivered()).isEqualTo(51);
         assertThat(segments(image)).as("every write delivered: no segment left").isEmpty();
 
         held.open();
-        first.shutdownAll();
+        first.stop();
         assertThat(held.turns()).hasSize(100);
         assertThat(segments(dir)).isEmpty();
     }
@@ -174,9 +174,9 @@ class SpoolTest {
         assertThat(replayed).hasValue(5_000);
         assertThat(second.flushPending(WAIT)).isTrue();
         assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 5_000).mapToObj(i -> "u" + i).toList());
-        second.shutdownAll();
+        second.stop();
         crashed.store().open();
-        crashed.manager().shutdownAll(Duration.ZERO);
+        crashed.manager().stop(Duration.ZERO);
     }
 
     @Test
@@ -217,9 +217,9 @@ class SpoolTest {
         assertThat(users.indexOf("echo")).isGreaterThan(users.indexOf("u10"));
         assertThat(replayFromProvider.get()).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("called by a provider, on the writer thread, while the replay runs");
-        manager.get().shutdownAll();
+        manager.get().stop();
         crashed.store().open();
-        crashed.manager().shutdownAll(Duration.ZERO);
+        crashed.manager().stop(Duration.ZERO);
     }
 
     @Test
@@ -256,9 +256,9 @@ class SpoolTest {
         assertThat(users(store.turns())).containsExactly("old0", "old1", "old2", "old3", "old4", "old5", "old6",
                 "old7", "old8", "old9", "new");
         assertThat(second.replaySpool()).as("the replay runs once").isZero();
-        second.shutdownAll();
+        second.stop();
         held.open();
-        first.shutdownAll();
+        first.stop();
     }
 
     @Test
@@ -285,7 +285,7 @@ class SpoolTest {
         assertThat(f.appended()).isEqualTo(2_000);
         assertThat(f.groupCommits()).isPositive().isLessThan(2_000);
         assertThat(f.bytes()).isLessThan(3 * 4096);
-        manager.shutdownAll();
+        manager.stop();
         assertThat(segments(dir)).isEmpty();
         assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 2_000).mapToObj(i -> "turn " + i).toList());
     }
@@ -316,7 +316,7 @@ class SpoolTest {
         assertThat(manager.flushPending(WAIT)).isTrue();
         assertThat(users(held.turns())).isEqualTo(accepted.stream().map(i -> "turn " + i + " " + "x".repeat(100))
                 .toList());
-        manager.shutdownAll();
+        manager.stop();
     }
 
     /**
@@ -340,7 +340,7 @@ class SpoolTest {
         await().atMost(WAIT).until(() -> spool.durablePosition() >= appended);
 
         held.open();
-        manager.shutdownAll();
+        manager.stop();
     }
 
     @Test
@@ -385,9 +385,9 @@ class SpoolTest {
         SpoolFigures figures = second.figures().spool();
         assertThat(figures.corruptRecords()).isEqualTo(1);
         assertThat(figures.tornTailBytes()).isEqualTo(6);
-        second.shutdownAll();
+        second.stop();
         held.open();
-        first.shutdownAll();
+        first.stop();
     }
 
     @Test
@@ -403,17 +403,17 @@ class SpoolTest {
         MemoryManager replayOnly = MemoryManager.builder().spool(Spool.open(image)).build();
         replayOnly.addProvider(store);
         assertThat(replayOnly.replaySpool()).isEqualTo(10);
-        assertThat(replayOnly.shutdownAll().delivered()).isEqualTo(10);
+        assertThat(replayOnly.stop().delivered()).isEqualTo(10);
         assertThat(segments(image)).as("every replayed write delivered, none written: no segment left").isEmpty();
 
         MemoryManager idle = MemoryManager.builder().spool(Spool.open(image)).build();
         idle.addProvider(store);
         assertThat(idle.replaySpool()).isZero();
-        idle.shutdownAll();
+        idle.stop();
         assertThat(segments(image)).as("a run that wrote nothing leaves no segment").isEmpty();
         assertThat(users(store.turns())).isEqualTo(IntStream.range(0, 10).mapToObj(i -> "u" + i).toList());
         held.open();
-        first.shutdownAll();
+        first.stop();
     }
 
     /**
@@ -442,7 +442,7 @@ class SpoolTest {
             second.syncAll("new", "a", "s");
             assertThat(second.flushPending(WAIT)).isTrue();
             assertThat(users(store.turns())).endsWith("u9", "new").hasSize(11);
-            second.shutdownAll();
+            second.stop();
             assertThat(segments(image)).isEmpty();
         }
 
@@ -453,7 +453,7 @@ class SpoolTest {
         assertThatThrownBy(() -> Spool.open(foreign)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("00000000000000000002.seg");
         held.open();
-        first.shutdownAll();
+        first.stop();
     }
 
     @Test
@@ -485,7 +485,7 @@ class SpoolTest {
         manager.addProvider(store);
         assertThat(manager.figures().spool().tornTailBytes()).isEqualTo(6 + header.length);
         manager.syncAll("u", "a", "s");
-        manager.shutdownAll();
+        manager.stop();
         assertThat(store.turns()).hasSize(1);
         assertThat(segments(dir)).isEmpty();
         Files.writeString(SpoolFiles.segmentPath(dir, 7), "not a segment at all");
@@ -501,7 +501,7 @@ class SpoolTest {
         first.syncAll("ok0", "a", "s");
         first.syncAll("poison1", "a", "s");
         first.syncAll("ok2", "a", "s");
-        DrainReport report = first.shutdownAll();
+        DrainReport report = first.stop();
         assertThat(report.failedWriteIds()).hasSize(1);
         String failedId = report.failedWriteIds().get(0);
         assertThat(first.figures().spool().failedKept()).isEqualTo(1);
@@ -516,7 +516,7 @@ class SpoolTest {
         assertThat(second.flushPending(WAIT)).isTrue();
         assertThat(users(healed.turns())).containsExactly("poison1", "new");
         assertThat(healed.turns().get(0).writeId()).isEqualTo(failedId);
-        second.shutdownAll();
+        second.stop();
         assertThat(SpoolInspection.of(dir).pending()).isZero();
         try (Stream<Path> files = Files.list(dir)) {
             assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(SpoolFiles.FAILED_SUFFIX));
@@ -532,7 +532,7 @@ class SpoolTest {
         MemoryManager one = MemoryManager.builder().name("one").spool(spool).build();
         assertThatThrownBy(() -> MemoryManager.builder().name("two").spool(spool).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("already serves memory manager 'one'");
-        one.shutdownAll();
+        one.stop();
         Spool.open(dir).close(); // closed with its manager: the directory is free again
     }
 
@@ -544,11 +544,11 @@ class SpoolTest {
         assertThatThrownBy(plain::replaySpool).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("has no spool");
         assertThat(plain.figures().spool()).isEqualTo(SpoolFigures.NONE);
-        plain.shutdownAll();
+        plain.stop();
         MemoryManager spooled = MemoryManager.builder().spool(Spool.open(tmp.resolve("b"))).build();
         assertThatThrownBy(spooled::replaySpool).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("no provider registered");
-        spooled.shutdownAll();
+        spooled.stop();
     }
 
     @Test
@@ -585,9 +585,9 @@ class SpoolTest {
         after.replaySpool();
         assertThat(after.flushPending(WAIT)).isTrue();
         assertThat(users(store.turns())).isEqualTo(durable);
-        after.shutdownAll();
+        after.stop();
         held.open();
-        manager.shutdownAll();
+        manager.stop();
     }
 
     @Test
@@ -640,7 +640,7 @@ class SpoolTest {
         }
         assertThat(manager.flushPending(WAIT)).isTrue();
         assertThat(store.turns()).hasSize(threads * rounds * 5);
-        manager.shutdownAll();
+        manager.stop();
     }
 
     /**
@@ -694,9 +694,9 @@ class SpoolTest {
             assertThat(ids(replayedTo.turns())).isEqualTo(expectedIds(prefix, 2, n));
             assertThat(replayedTo.turns()).extracting(Turn::assistantContent)
                     .containsExactlyElementsOf(replies.subList(1, n));
-            second.shutdownAll();
+            second.stop();
             store.open();
-            manager.shutdownAll(Duration.ZERO);
+            manager.stop(Duration.ZERO);
         }
     }
 

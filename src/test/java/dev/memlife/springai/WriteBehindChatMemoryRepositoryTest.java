@@ -254,8 +254,8 @@ class WriteBehindChatMemoryRepositoryTest {
         repository.saveAll("c2", List.of(new UserMessage("b")));
         repository.deleteByConversationId("c3");
 
-        CompletableFuture<WriteBehindReport> shutdown = CompletableFuture.supplyAsync(() -> repository.shutdown(WAIT));
-        awaitAThreadWaitingIn("shutdown");
+        CompletableFuture<WriteBehindReport> shutdown = CompletableFuture.supplyAsync(() -> repository.stop(WAIT));
+        awaitAThreadWaitingIn("stop");
         assertThatThrownBy(() -> repository.saveAll("c4", List.of())).isInstanceOf(StoppedException.class)
                 .hasMessageContaining("saveAll of conversation id c4");
         slow.open();
@@ -284,10 +284,10 @@ class WriteBehindChatMemoryRepositoryTest {
         repository.saveAll("c2", List.of(new UserMessage("b")));
 
         CompletableFuture<Void> close = CompletableFuture.runAsync(repository::close);
-        awaitAThreadWaitingIn("shutdown");
+        awaitAThreadWaitingIn("stop");
         ticker.advance(Duration.ofSeconds(6));
         close.get(WAIT.toSeconds(), TimeUnit.SECONDS); // returns, though the repository still hangs
-        WriteBehindReport report = repository.shutdown(Duration.ZERO);   // a later call: the same state, at once
+        WriteBehindReport report = repository.stop(Duration.ZERO);   // a later call: the same state, at once
 
         assertThat(report.complete()).isFalse();
         assertThat(report.stillRunningConversationIds()).containsExactly("c1");
@@ -333,7 +333,7 @@ class WriteBehindChatMemoryRepositoryTest {
         await().atMost(WAIT).until(() -> repository.figures().repositoryFailures() == 1);
 
         assertThat(repository.flush(WAIT)).as("tried again, refused again").isFalse();
-        WriteBehindReport report = repository.shutdown(WAIT);
+        WriteBehindReport report = repository.stop(WAIT);
 
         assertThat(report.complete()).isFalse();
         assertThat(report.failedConversationIds()).containsOnlyKeys("bad");
@@ -392,7 +392,7 @@ class WriteBehindChatMemoryRepositoryTest {
         assertThatThrownBy(() -> repository.saveAll("c1", withNull)).hasMessage("messages[1]");
         assertThatThrownBy(() -> repository.deleteByConversationId(null)).hasMessage("conversationId");
         assertThatThrownBy(() -> repository.flush(null)).hasMessage("timeout");
-        assertThatThrownBy(() -> repository.shutdown(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> repository.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("budget must not be negative");
         assertThat(repository.figures()).isEqualTo(new WriteBehindFigures(0, 0, 0, 0, 0, 0, 0, 0));
     }

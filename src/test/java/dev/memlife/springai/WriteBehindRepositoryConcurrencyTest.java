@@ -182,7 +182,7 @@ class WriteBehindRepositoryConcurrencyTest {
         expected.putAll(lastShared);
 
         assertThat(repository.flush(Duration.ofSeconds(30))).isTrue();
-        WriteBehindReport report = repository.shutdown(Duration.ofSeconds(30));
+        WriteBehindReport report = repository.stop(Duration.ofSeconds(30));
 
         assertThat(staleReads).as("reads that missed the reader's own last write").isEmpty();
         assertThat(backing.violations).as("states written out of order").isEmpty();

@@ -94,7 +94,7 @@ abstract class JdbcMemoryProviderContract {
 
     @AfterEach
     void closeEverything() throws Exception {
-        managers.forEach(MemoryManager::shutdownAll);
+        managers.forEach(MemoryManager::stop);
         providers.forEach(JdbcMemoryProvider::shutdown);
         dropTables(prefix);
     }
@@ -120,7 +120,7 @@ abstract class JdbcMemoryProviderContract {
         assertThat(stored.get(0).storedAt()).isEqualTo(NOW);
         assertThat(stored.get(0).acceptedAt()).isBefore(Instant.now().plusSeconds(1)).isAfter(NOW.minusSeconds(86400 * 365));
         assertThat(stored).extracting(StoredTurn::writeId).doesNotHaveDuplicates();
-        assertThat(memory.shutdownAll().delivered()).isEqualTo(3);
+        assertThat(memory.stop().delivered()).isEqualTo(3);
     }
 
     @Test
@@ -178,7 +178,7 @@ abstract class JdbcMemoryProviderContract {
 
         List<String> delivered = new ArrayList<>();
         for (MemoryManager memory : all) {
-            DrainReport report = memory.shutdownAll();
+            DrainReport report = memory.stop();
             assertThat(report.delivered()).as("%s", report).isEqualTo(turnsEach);
             assertThat(report.providersNotShutDown()).isEmpty();
             for (int m = 0; m < managers; m++) {
@@ -288,8 +288,8 @@ abstract class JdbcMemoryProviderContract {
         for (MemoryManager m : List.of(a, b, c, d)) {
             assertThat(m.flushPending(FLUSH)).isTrue();
         }
-        Map<String, DrainReport> reports = Map.of("s-a", a.shutdownAll(), "s-b", b.shutdownAll(), "s-c",
-                c.shutdownAll(), "s-d", d.shutdownAll());
+        Map<String, DrainReport> reports = Map.of("s-a", a.stop(), "s-b", b.stop(), "s-c",
+                c.stop(), "s-d", d.stop());
 
         DrainReport failed = reports.get("s-b");
         assertThat(failed.failed()).isEqualTo(1);
@@ -351,7 +351,7 @@ abstract class JdbcMemoryProviderContract {
             expected.add("turn " + t);
         }
         for (int m = 0; m < agents; m++) {
-            DrainReport report = all.get(m).shutdownAll();
+            DrainReport report = all.get(m).stop();
             assertThat(report.delivered()).as("%s", report).isEqualTo(turnsEach);
             List<StoredTurn> turns = store.turns("s-" + m);
             assertThat(turns).extracting(StoredTurn::userContent).as("s-%d in its order", m).isEqualTo(expected);
@@ -399,7 +399,7 @@ abstract class JdbcMemoryProviderContract {
         memory.syncAll("u", "a", "s-1");
 
         assertThat(memory.flushPending(FLUSH)).isTrue();
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
         assertThat(report.failed()).isEqualTo(1);
         assertThat(report.failuresByProvider()).isEqualTo(Map.of("store", 1L));
         assertThat(sleeper.waits()).hasSize(2);
@@ -529,7 +529,7 @@ abstract class JdbcMemoryProviderContract {
             memory.syncAll("after " + i, "a", "s-1");
         }
         assertThat(memory.flushPending(FLUSH)).isTrue();
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
 
         assertThat(report.delivered()).isEqualTo(5);
         assertThat(report.failed()).isEqualTo(5);
@@ -587,7 +587,7 @@ abstract class JdbcMemoryProviderContract {
 
         assertThat(reader.join()).isPositive();
         assertThat(store.countTurns("s-1")).isEqualTo(300);
-        assertThat(memory.shutdownAll().failed()).isZero();
+        assertThat(memory.stop().failed()).isZero();
     }
 
     @Test

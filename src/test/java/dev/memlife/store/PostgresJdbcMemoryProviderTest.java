@@ -108,7 +108,7 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         assertThat(store.turns("s-1")).extracting(StoredTurn::userContent).containsExactly("before", "after");
         assertThat(sleeper.waits()).hasSize(2);
 
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
         assertThat(report.delivered()).isEqualTo(2);
         assertThat(report.failed()).isZero();
     }

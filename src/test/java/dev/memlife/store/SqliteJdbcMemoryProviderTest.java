@@ -100,7 +100,7 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         memory.syncAll("after release", "a", "s-1");
         assertThat(memory.flushPending(FLUSH)).isTrue();
 
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
         assertThat(report.failed()).isEqualTo(1);
         assertThat(report.delivered()).isEqualTo(1);
         assertThat(sleeper.waits()).hasSize(1);
@@ -130,7 +130,7 @@ class SqliteJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
         memory.syncAll("after 1", "a", "s-1");
         memory.syncAll("after 2", "a", "s-1");
         assertThat(memory.flushPending(FLUSH)).isTrue();
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
         assertThat(report.delivered()).isEqualTo(1);
         assertThat(report.failuresByProvider()).isEqualTo(Map.of("store", 2L));
         assertThatThrownBy(store::countTurns).isInstanceOf(JdbcStoreException.class)

@@ -83,7 +83,7 @@ public final class SqliteThroughputBenchmark {
             throw new IllegalStateException("flush did not finish for maxBatchSize " + maxBatchSize);
         }
         long elapsed = System.nanoTime() - start;
-        DrainReport report = memory.shutdownAll();
+        DrainReport report = memory.stop();
         if (report.delivered() != turns || store.countTurns() != turns) {
             throw new IllegalStateException("expected " + turns + " turns stored, report " + report + ", stored "
                     + store.countTurns());

@@ -3,6 +3,8 @@ package dev.memlife.agent;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.DrainReport;
+import dev.memlife.StopReport;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -20,8 +22,8 @@ import java.util.Optional;
  * @param extraction what became of extraction in this call
  * @param drainReport the manager's report, present exactly when this call ran the shutdown
  */
-public record TeardownResult(String agent, TeardownMode requested, TeardownMode owner, boolean ran, boolean flushed,
-        Extraction extraction, Optional<DrainReport> drainReport) {
+public record TeardownReport(String agent, TeardownMode requested, TeardownMode owner, boolean ran, boolean flushed,
+        Extraction extraction, Optional<DrainReport> drainReport) implements StopReport {
 
     /** What became of end-of-session extraction in a teardown. */
     public enum Extraction {
@@ -47,7 +49,7 @@ public record TeardownResult(String agent, TeardownMode requested, TeardownMode 
      * @param extraction what became of extraction in this call
      * @param drainReport the manager's report, present exactly when this call ran the shutdown
      */
-    public TeardownResult {
+    public TeardownReport {
         requireNonNull(agent, "agent");
         requireNonNull(requested, "requested");
         requireNonNull(owner, "owner");
@@ -58,14 +60,43 @@ public record TeardownResult(String agent, TeardownMode requested, TeardownMode 
         }
     }
 
-    static TeardownResult ran(String agent, TeardownMode mode, boolean flushed, Extraction extraction,
+    static TeardownReport ran(String agent, TeardownMode mode, boolean flushed, Extraction extraction,
             DrainReport drainReport) {
-        return new TeardownResult(agent, mode, mode, true, flushed, extraction,
+        return new TeardownReport(agent, mode, mode, true, flushed, extraction,
                 Optional.of(requireNonNull(drainReport, "drainReport")));
     }
 
-    static TeardownResult ownedByOther(String agent, TeardownMode requested, TeardownMode owner) {
-        return new TeardownResult(agent, requested, owner, false, false, Extraction.NOT_RUN, Optional.empty());
+    static TeardownReport ownedByOther(String agent, TeardownMode requested, TeardownMode owner) {
+        return new TeardownReport(agent, requested, owner, false, false, Extraction.NOT_RUN, Optional.empty());
+    }
+
+    /**
+     * {@return true if this call ran its mode, its manager delivered every write in time and
+     * extraction, if its mode extracts, returned; false for a call another teardown owned (that
+     * teardown's report says how it went)}
+     */
+    @Override
+    public boolean complete() {
+        return ran && drainReport.get().complete() && extraction != Extraction.TIMED_OUT
+                && extraction != Extraction.FAILED;
+    }
+
+    /** {@return the budget of the manager's shutdown; zero if this call did not run} */
+    @Override
+    public Duration budget() {
+        return drainReport.map(DrainReport::budget).orElse(Duration.ZERO);
+    }
+
+    /** {@return how long the manager's shutdown took; zero if this call did not run} */
+    @Override
+    public Duration elapsed() {
+        return drainReport.map(DrainReport::elapsed).orElse(Duration.ZERO);
+    }
+
+    /** {@return the write ids the manager's shutdown left unfinished; empty if this call did not run} */
+    @Override
+    public List<String> unfinished() {
+        return drainReport.map(DrainReport::unfinished).orElse(List.of());
     }
 
     /**
@@ -84,9 +115,9 @@ public record TeardownResult(String agent, TeardownMode requested, TeardownMode 
     @Override
     public String toString() {
         if (!ran) {
-            return "TeardownResult[" + agent + ": " + requested + " did nothing, owned by " + owner + "]";
+            return "TeardownReport[" + agent + ": " + requested + " did nothing, owned by " + owner + "]";
         }
-        return "TeardownResult[" + agent + ": " + requested + " ran, flushed=" + flushed + ", extraction="
+        return "TeardownReport[" + agent + ": " + requested + " ran, flushed=" + flushed + ", extraction="
                 + extraction + ", " + drainReport.orElseThrow() + "]";
     }
 }
