@@ -6,6 +6,8 @@ import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
+import dev.memlife.internal.WriteAheadLog;
+import dev.memlife.internal.WriteAheadLogs;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -885,9 +887,10 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
          *
          * @param spool the spool
          * @return this builder
+         * @throws IllegalArgumentException if {@code spool} is not a log memlife made
          */
-        public Builder spool(WriteAheadLog spool) {
-            this.spool = requireNonNull(spool, "spool");
+        public Builder spool(DurableLog spool) {
+            this.spool = WriteAheadLogs.of(requireNonNull(spool, "spool"));
             return this;
         }
 

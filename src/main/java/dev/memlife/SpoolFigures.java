@@ -5,7 +5,7 @@ import static java.util.Objects.requireNonNull;
 import java.time.Duration;
 
 /**
- * The figures of a manager's durable spool ({@link WriteAheadLog}), part of its {@link
+ * The figures of a manager's durable spool ({@link DurableLog}), part of its {@link
  * WriteFigures}: all zero for a manager without one. A snapshot; immutable.
  *
  * @param appended writes appended by this run

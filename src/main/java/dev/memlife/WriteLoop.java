@@ -4,6 +4,7 @@ import dev.memlife.Writer.State;
 import dev.memlife.internal.Events;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
+import dev.memlife.internal.WriteAheadLog;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;

@@ -5,6 +5,7 @@ import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Events;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
+import dev.memlife.internal.WriteAheadLog;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -1,7 +1,7 @@
 package dev.memlife.spool;
 
 import dev.memlife.Turn;
-import dev.memlife.WriteAheadLog.Replayer;
+import dev.memlife.internal.WriteAheadLog.Replayer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

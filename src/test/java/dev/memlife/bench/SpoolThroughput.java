@@ -5,6 +5,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.MemoryProvider;
 import dev.memlife.Turn;
 import dev.memlife.spool.Spool;
+import dev.memlife.spool.SpoolRecords;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -190,7 +191,7 @@ final class SpoolThroughput {
     static byte[] spooledBytes(Path scratch) {
         Spool spool = Spool.open(scratch);
         try {
-            return spool.encode(Turn.of(UUID.randomUUID() + ":1", Contender.SESSION, Contender.USER,
+            return SpoolRecords.encoded(spool, Turn.of(UUID.randomUUID() + ":1", Contender.SESSION, Contender.USER,
                     Contender.ASSISTANT, List.of(), Instant.now()));
         } finally {
             spool.close();

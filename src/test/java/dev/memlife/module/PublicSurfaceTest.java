@@ -1,9 +1,14 @@
 package dev.memlife.module;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import dev.memlife.DurableLog;
+import dev.memlife.MemoryManager;
+import dev.memlife.SpoolFigures;
 import dev.memlife.StopReport;
 import dev.memlife.Stoppable;
+import dev.memlife.spool.Spool;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.module.ModuleDescriptor;
@@ -122,6 +127,23 @@ class PublicSurfaceTest {
         }
 
         assertThat(leaks).isEmpty();
+    }
+
+    @Test
+    void theSpoolShowsApplicationsOnlyWhatTheyCall() {
+        Set<String> methods = Arrays.stream(Spool.class.getMethods()).filter(m -> m.getDeclaringClass() == Spool.class)
+                .map(Method::getName).collect(Collectors.toCollection(TreeSet::new));
+
+        assertThat(methods).containsExactly("builder", "close", "directory", "figures", "open", "toString");
+        assertThat(DurableLog.class.getMethods()).extracting(Method::getName).containsExactly("figures");
+    }
+
+    @Test
+    void aManagerRefusesADurableLogMemlifeDidNotMake() {
+        DurableLog homeMade = () -> SpoolFigures.NONE;
+
+        assertThatIllegalArgumentException().isThrownBy(() -> MemoryManager.builder().spool(homeMade))
+                .withMessageContaining("not a durable log memlife made").withMessageContaining("Spool.open");
     }
 
     private static List<Type> signature(Executable e) {

@@ -139,7 +139,7 @@ class SpoolConcurrencyTest {
         pool.shutdown();
         assertThat(first.awaitDurable(WAIT)).isTrue();
         assertThat(store.awaitHeld(WAIT)).isTrue(); // the first 3,000 in queue order delivered, the next held
-        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+        await().atMost(WAIT).until(() -> spool.log().markWritten() == spool.log().deliveredPosition());
         Set<String> delivered = store.turns().stream().map(Turn::userContent).collect(Collectors.toSet());
         assertThat(delivered).hasSize(deliverFirst);
 

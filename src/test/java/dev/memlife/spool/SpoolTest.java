@@ -87,7 +87,7 @@ class SpoolTest {
         }
         assertThat(first.awaitDurable(WAIT)).isTrue();
         assertThat(held.awaitHeld(WAIT)).isTrue(); // u0..u49 delivered, u50 held
-        await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+        await().atMost(WAIT).until(() -> spool.log().markWritten() == spool.log().deliveredPosition());
         String prefix = prefixOf(held.turns().get(0));
         Path image = tmp.resolve("crash");
         crashImage(dir, image);
@@ -334,10 +334,10 @@ class SpoolTest {
         for (int i = 0; i < 100; i++) { // some pages of records, the last one partly filled
             manager.syncAll("u" + i + " " + "x".repeat(50), "a", "s");
         }
-        long appended = spool.appended();
-        assertThat(SpoolFiles.offset(appended) % Spool.PAGE).as("the last page is partly filled").isNotZero();
+        long appended = spool.log().appended();
+        assertThat(SpoolFiles.offset(appended) % SpoolLog.PAGE).as("the last page is partly filled").isNotZero();
 
-        await().atMost(WAIT).until(() -> spool.durablePosition() >= appended);
+        await().atMost(WAIT).until(() -> spool.log().durablePosition() >= appended);
 
         held.open();
         manager.stop();
@@ -564,7 +564,7 @@ class SpoolTest {
             manager.syncAll("u" + i, "a", "s");
             if (i % 7 == 6) {
                 assertThat(manager.awaitDurable(WAIT)).isTrue();
-                forcedTo = spool.durablePosition();
+                forcedTo = spool.log().durablePosition();
                 for (int j = durable.size(); j <= i; j++) {
                     durable.add("u" + j);
                 }
@@ -611,9 +611,9 @@ class SpoolTest {
                         for (int i = 0; i < 5; i++) {
                             manager.syncAll("u" + index + "-" + r + "-" + i, "a", "s" + index);
                         }
-                        long mine = spool.appended(); // at least this producer's last write
+                        long mine = spool.log().appended(); // at least this producer's last write
                         assertThat(manager.awaitDurable(WAIT)).isTrue();
-                        assertThat(spool.durablePosition()).isGreaterThanOrEqualTo(mine);
+                        assertThat(spool.log().durablePosition()).isGreaterThanOrEqualTo(mine);
                     }
                 } catch (Throwable e) {
                     synchronized (failures) {
@@ -633,7 +633,7 @@ class SpoolTest {
         // An interrupted waiter returns false at once, its flag kept.
         Thread.currentThread().interrupt();
         try {
-            assertThat(spool.awaitDurable(spool.appended() + 1, TimeUnit.SECONDS.toNanos(10))).isFalse();
+            assertThat(spool.log().awaitDurable(spool.log().appended() + 1, TimeUnit.SECONDS.toNanos(10))).isFalse();
             assertThat(Thread.currentThread().isInterrupted()).isTrue();
         } finally {
             Thread.interrupted();
@@ -677,7 +677,7 @@ class SpoolTest {
             }
             assertThat(first.awaitDurable(WAIT)).isTrue();
             assertThat(held.awaitHeld(WAIT)).isTrue(); // u0 delivered, u1 held
-            await().atMost(WAIT).until(() -> spool.markWritten() == spool.deliveredPosition());
+            await().atMost(WAIT).until(() -> spool.log().markWritten() == spool.log().deliveredPosition());
             Path image = tmp.resolve(spool.directory().getFileName() + "-crash");
             crashImage(spool.directory(), image);
             return new FirstDelivered(first, held, prefixOf(held.turns().get(0)), image);

@@ -1,14 +1,17 @@
-package dev.memlife;
+package dev.memlife.internal;
 
+import dev.memlife.SpoolFigures;
+import dev.memlife.Turn;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.locks.Lock;
 
 /**
- * Where a manager built with {@link MemoryManager.Builder#spool} puts every write before it queues
- * it, so that the write survives a crash: memlife's implementation is {@code
- * dev.memlife.spool.Spool}. The interface lives in the core only so that the core depends on no
- * outer package; it is a contract between the manager and its log, not meant to be called by
- * applications. One log serves one manager; implementations are thread-safe.
+ * The protocol between a manager and its write-ahead log: where a manager built with {@code
+ * MemoryManager.Builder.spool(DurableLog)} puts every write before it queues it, so that the write
+ * survives a crash. The application holds a {@link dev.memlife.DurableLog} (a {@code
+ * dev.memlife.spool.Spool}); the manager reaches its protocol through {@link WriteAheadLogs}. This
+ * package is not exported: no application calls these methods. One log serves one manager;
+ * implementations are thread-safe.
  *
  * <p>The manager calls it like this:
  * <ol>
