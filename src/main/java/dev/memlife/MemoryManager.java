@@ -3,26 +3,19 @@ package dev.memlife;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.internal.Checks;
-import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.WriteAheadLog;
 import dev.memlife.internal.WriteAheadLogs;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -45,49 +38,32 @@ import org.slf4j.LoggerFactory;
  * the same way and is counted the same way; no write is ever counted as failed for a provider
  * that did not fail it. No hook of a provider runs after that provider's {@code shutdown()}.
  *
+ * <p><b>How it is built.</b> This class is the public contract and little else: each method checks
+ * its arguments and that the manager runs, then hands the work to one package-private part: {@link
+ * ProviderRegistry} (who is registered, and their tools), {@link ProviderHooks} (the fan-outs on
+ * the caller's thread), {@link Writer} (the queue and its writer thread), {@link Prefetcher},
+ * {@link LogReplay} (the spool's replay) and {@link ManagerShutdown} (the stop and its report).
+ * It runs past 500 lines because the hermes-agent contract it mirrors has some twenty hooks, each
+ * with what it promises; its code is a few lines a method.
+ *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
  */
 public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(MemoryManager.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final String name;
-    private final Duration drainTimeout;
-    private final Ticker ticker;
     private final long enqueueTimeoutNanos;
     private final long prefetchTimeoutNanos;
-    private final long providerShutdownTimeoutNanos;
-    private final ThreadFactory threadFactory;
-    private final ThrottledLog warnings = new ThrottledLog(LOG);
-    private final ProviderCalls calls;
-    private final ToolRouter tools;
+    private final ThrottledLog warnings = new ThrottledLog(LoggerFactory.getLogger(MemoryManager.class));
+    private final ProviderRegistry providers;
+    private final ProviderHooks hooks;
     private final Writer writer;
     private final Prefetcher prefetcher;
-    /** The session {@link #initializeAll} was last called with; null before. */
-    private volatile String session;
-
-    /** Guards registration: changes to {@link #providers} and to the tools' index; readers use volatile copies. */
-    private final Object registration = new Object();
-    /** Copy-on-write; each write keeps the array it was accepted with. */
-    private volatile RegisteredProvider[] providers = new RegisteredProvider[0];
-    /** Set once by the first {@link #stop} call; later calls return the same report. */
-    private final AtomicReference<Shutdown> shutdown = new AtomicReference<>();
+    private final LogReplay replay;
+    private final ManagerShutdown shutdown;
     /** Turns with blank user content: not writes, never queued, but counted. */
     private final AtomicLong blankTurns = new AtomicLong();
-    /** The durable spool; null without one. */
-    private final WriteAheadLog spool;
-    /** Guards the replay of the spool; {@link #replayed} is set once it ran. */
-    private final Object replay = new Object();
-    private volatile boolean replayed;
-
-    /**
-     * The shutdown in progress: its report; its deadline on {@link #ticker}, which later calls may
-     * bring forward; and the report as it stood before the providers' shutdown, for a provider
-     * that calls {@code stop} from its own {@code shutdown()}.
-     */
-    private record Shutdown(CompletableFuture<DrainReport> report, AtomicLong deadline,
-            AtomicReference<DrainReport> beforeProviders) {}
 
     /** {@return a manager with every default of {@link Builder}} */
     public static MemoryManager create() {
@@ -96,25 +72,25 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
 
     private MemoryManager(Builder b) {
         this.name = b.name != null ? b.name : String.valueOf(INSTANCES.incrementAndGet());
-        this.drainTimeout = b.drainTimeout;
-        this.ticker = b.ticker;
         this.enqueueTimeoutNanos = b.enqueueTimeout.toNanos();
         this.prefetchTimeoutNanos = b.prefetchTimeout.toNanos();
-        this.providerShutdownTimeoutNanos = b.providerShutdownTimeout.toNanos();
-        this.threadFactory = b.threadFactory;
-        this.calls = new ProviderCalls(name);
-        this.tools = new ToolRouter(name, calls);
+        ProviderCalls calls = new ProviderCalls(name);
+        this.providers = new ProviderRegistry(name, calls);
         String idPrefix = UUID.randomUUID().toString();
-        this.spool = b.spool;
-        if (spool != null) {
-            spool.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(threadFactory));
+        WriteAheadLog log = b.spool;
+        if (log != null) {
+            log.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(b.threadFactory));
         }
         this.writer = new Writer(name, idPrefix, b.queueCapacity, b.maxBatchSize,
                 Checks.saturatedNanos(b.writerKeepAlive), WriteLoop.LINGER_NANOS,
-                Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, calls,
-                () -> providers, spool);
-        this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
+                Threads.named("memlife-writer-" + name).orUser(b.threadFactory), b.ticker, warnings, calls,
+                providers::current, log);
+        this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(b.threadFactory),
                 b.ticker, calls, warnings);
+        this.hooks = new ProviderHooks(providers, calls, writer);
+        this.replay = new LogReplay(name, log, writer, providers);
+        this.shutdown = new ManagerShutdown(this, writer, prefetcher, providers, calls, warnings, log != null,
+                blankTurns::get, b);
     }
 
     /** {@return a builder for a manager with settings other than the defaults} */
@@ -144,7 +120,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * @throws StoppedException if shutdown has begun
      */
     public boolean addProvider(MemoryProvider provider) {
-        return register(provider, true);
+        return providers.register(provider, this, shutdown::checkRunning);
     }
 
     /**
@@ -161,47 +137,12 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * @throws StoppedException if shutdown has begun
      */
     public boolean useProvider(MemoryProvider provider) {
-        return register(provider, false);
-    }
-
-    private boolean register(MemoryProvider provider, boolean owned) {
-        requireNonNull(provider, "provider");
-        String providerName = requireNonNull(provider.name(), "provider.name()");
-        if (providerName.isBlank()) {
-            throw new IllegalArgumentException("provider name must not be blank: " + provider);
-        }
-        RegisteredProvider registered = new RegisteredProvider(provider, providerName, owned);
-        if (!Boolean.TRUE.equals(calls.unregistered(registered, "isAvailable", provider::isAvailable, false))) {
-            LOG.info("memory provider '{}' is not available; not registered with manager '{}'", providerName, name);
-            return false;
-        }
-        List<ToolSchema> offered = calls.unregistered(registered, "toolSchemas", provider::toolSchemas, List.of());
-        synchronized (registration) {
-            checkRunning(owned ? "addProvider" : "useProvider");
-            for (RegisteredProvider p : providers) {
-                if (p.name.equals(providerName)) {
-                    throw new IllegalArgumentException("a memory provider named '" + providerName
-                            + "' is already registered with manager '" + name + "'");
-                }
-            }
-            if (owned) {
-                ProviderOwners.claim(provider, providerName, this);
-            }
-            tools.register(registered, offered);
-            RegisteredProvider[] next = Arrays.copyOf(providers, providers.length + 1);
-            next[providers.length] = registered;
-            providers = next;
-        }
-        return true;
+        return providers.register(provider, null, shutdown::checkRunning);
     }
 
     /** {@return the registered providers' names, in registration order} */
     public List<String> providerNames() {
-        List<String> names = new ArrayList<>();
-        for (RegisteredProvider p : providers) {
-            names.add(p.name);
-        }
-        return names;
+        return providers.names();
     }
 
     // ---- caller-thread hooks -------------------------------------------------------------------
@@ -215,8 +156,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
     public void initializeAll(String sessionId) {
         requireNonNull(sessionId, "sessionId");
         checkRunning("initializeAll");
-        session = sessionId;
-        calls.forEach(providers, "initialize", p -> p.initialize(sessionId));
+        hooks.initialize(sessionId);
     }
 
     /**
@@ -227,14 +167,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      */
     public String buildSystemPrompt() {
         checkRunning("buildSystemPrompt");
-        StringBuilder out = new StringBuilder();
-        for (RegisteredProvider p : providers) {
-            String block = calls.leased(p, "systemPromptBlock", p.provider::systemPromptBlock, "");
-            if (block != null && !block.isBlank()) {
-                out.append(out.length() > 0 ? "\n\n" : "").append(block);
-            }
-        }
-        return out.toString();
+        return hooks.systemPrompt();
     }
 
     /**
@@ -254,7 +187,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         requireNonNull(query, "query");
         requireNonNull(sessionId, "sessionId");
         checkRunning("prefetchAll");
-        return prefetcher.prefetch(List.of(providers), query, sessionId, prefetchTimeoutNanos);
+        return prefetcher.prefetch(List.of(providers.current()), query, sessionId, prefetchTimeoutNanos);
     }
 
     /**
@@ -272,7 +205,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         requireNonNull(query, "query");
         requireNonNull(sessionId, "sessionId");
         checkRunning("queuePrefetchAll");
-        prefetcher.queue(List.of(providers), query, sessionId);
+        prefetcher.queue(List.of(providers.current()), query, sessionId);
     }
 
     /**
@@ -289,7 +222,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         Checks.atLeast(turnNumber, 1, "turnNumber");
         requireNonNull(message, "message");
         checkRunning("onTurnStart");
-        calls.forEach(providers, "onTurnStart", p -> p.onTurnStart(turnNumber, message));
+        hooks.onTurnStart(turnNumber, message);
     }
 
     /**
@@ -306,14 +239,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
     public String onPreCompress(List<Message> messages) {
         List<Message> copy = copyMessages(messages);
         checkRunning("onPreCompress");
-        StringBuilder out = new StringBuilder();
-        calls.forEach(providers, "onPreCompress", p -> {
-            String text = p.onPreCompress(copy);
-            if (text != null && !text.isBlank()) {
-                out.append(out.length() > 0 ? "\n\n" : "").append(text);
-            }
-        });
-        return out.toString();
+        return hooks.onPreCompress(copy);
     }
 
     /**
@@ -331,7 +257,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         requireNonNull(target, "target");
         requireNonNull(content, "content");
         checkRunning("onMemoryWrite");
-        calls.forEach(providers, "onMemoryWrite", p -> p.onMemoryWrite(action, target, content));
+        hooks.onMemoryWrite(action, target, content);
     }
 
     /**
@@ -349,7 +275,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         requireNonNull(result, "result");
         requireNonNull(childSessionId, "childSessionId");
         checkRunning("onDelegation");
-        calls.forEach(providers, "onDelegation", p -> p.onDelegation(task, result, childSessionId));
+        hooks.onDelegation(task, result, childSessionId);
     }
 
     /**
@@ -359,13 +285,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * @return the provider; empty if none of that name is registered
      */
     public Optional<MemoryProvider> getProvider(String name) {
-        requireNonNull(name, "name");
-        for (RegisteredProvider p : providers) {
-            if (p.name.equals(name)) {
-                return Optional.of(p.provider);
-            }
-        }
-        return Optional.empty();
+        return providers.get(requireNonNull(name, "name"));
     }
 
     /**
@@ -375,12 +295,12 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * @return true if a provider offers it
      */
     public boolean hasTool(String tool) {
-        return tools.has(requireNonNull(tool, "tool"));
+        return providers.hasTool(requireNonNull(tool, "tool"));
     }
 
     /** {@return every registered tool, first provider first; a duplicate tool name is listed once} */
     public List<ToolSchema> toolSchemas() {
-        return tools.schemas(providers);
+        return providers.toolSchemas();
     }
 
     /**
@@ -398,7 +318,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         requireNonNull(tool, "tool");
         requireNonNull(args, "args");
         checkRunning("handleToolCall");
-        return tools.call(tool, args);
+        return providers.callTool(tool, args);
     }
 
     /**
@@ -415,15 +335,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
     public void onSessionEnd(List<Message> messages) {
         List<Message> transcript = copyMessages(messages);
         checkRunning("onSessionEnd");
-        String sid = endingSession();
-        calls.forEach(providers, "onSessionEnd", p -> p.onSessionEnd(sid, transcript));
-    }
-
-    /** The session an extraction ends: the one initialized or switched to last, else that of the last write, else "". */
-    private String endingSession() {
-        String current = session;
-        String written = current != null ? current : writer.lastWrittenSession();
-        return written != null ? written : "";
+        hooks.onSessionEnd(transcript);
     }
 
     /**
@@ -441,11 +353,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         requireNonNull(newSessionId, "newSessionId");
         requireNonNull(parentSessionId, "parentSessionId");
         checkRunning("onSessionSwitch");
-        if (newSessionId.isBlank()) {
-            return;
-        }
-        session = newSessionId;
-        calls.forEach(providers, "onSessionSwitch", p -> p.onSessionSwitch(newSessionId, parentSessionId, reset));
+        hooks.onSessionSwitch(newSessionId, parentSessionId, reset);
     }
 
     /**
@@ -472,16 +380,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         requireNonNull(newSessionId, "newSessionId");
         requireNonNull(parentSessionId, "parentSessionId");
         checkRunning("commitSessionBoundaryAsync");
-        RegisteredProvider[] route = providers;
-        if (route.length == 0) {
-            return CompletableFuture.completedStage(null);
-        }
-        return writer.boundary(() -> {
-            String oldSid = endingSession();
-            calls.forEach(route, "onSessionEnd", p -> p.onSessionEnd(oldSid, transcript));
-            session = newSessionId;
-            calls.forEach(route, "onSessionSwitch", p -> p.onSessionSwitch(newSessionId, parentSessionId, true));
-        }).minimalCompletionStage();
+        return hooks.commitSessionBoundary(transcript, newSessionId, parentSessionId);
     }
 
     // ---- writes ----------------------------------------------------------------------------------
@@ -535,12 +434,10 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
             }
             return false;
         }
-        if (spool != null && !replayed && !writer.onWriterThread()) {
-            // A provider writing back runs on the writer thread, while a replay waits for that
-            // thread: its write is queued at once, behind the replayed writes queued so far.
-            replayBeforeFirstWrite();
+        if (replay.dueBefore()) {
+            replay.beforeFirstWrite(shutdown::checkRunning);
         }
-        if (writer.enqueue(sessionId, user, assistant, messages, providers, enqueueTimeoutNanos)) {
+        if (writer.enqueue(sessionId, user, assistant, messages, providers.current(), enqueueTimeoutNanos)) {
             return true;
         }
         warnings.warn(name + "/late-write", "memory manager '" + name + "' is shut down: a write for session '"
@@ -567,7 +464,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
     public boolean syncAllDurable(String userContent, String assistantContent, String sessionId,
             List<Message> messages, Duration timeout) {
         requireNonNull(timeout, "timeout");
-        checkSpool("syncAllDurable");
+        replay.checkLog("syncAllDurable");
         return syncAll(userContent, assistantContent, sessionId, messages) && awaitDurable(timeout);
     }
 
@@ -584,7 +481,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      */
     public boolean awaitDurable(Duration timeout) {
         requireNonNull(timeout, "timeout");
-        checkSpool("awaitDurable");
+        replay.checkLog("awaitDurable");
         return writer.awaitDurable(Checks.saturatedNanos(timeout));
     }
 
@@ -606,47 +503,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * @throws StoppedException if shutdown has begun
      */
     public long replaySpool() {
-        checkSpool("replaySpool");
-        if (writer.onWriterThread() && !replayed) { // a replay waits for the writer thread: it would wait for itself
-            throw new IllegalStateException("memory manager '" + name + "': replaySpool was called by a provider, "
-                    + "on the writer thread, while the replay runs; call it at start-up instead");
-        }
-        synchronized (replay) {
-            checkRunning("replaySpool");
-            if (replayed) {
-                return 0;
-            }
-            RegisteredProvider[] route = providers;
-            if (route.length == 0) {
-                throw new IllegalStateException("memory manager '" + name + "' has no provider registered: "
-                        + "register its providers before replaying its spool, or the writes would go nowhere");
-            }
-            long replayedWrites = spool.replay((turn, position) -> writer.enqueueReplayed(turn, position, route));
-            replayed = true;
-            if (replayedWrites > 0) {
-                LOG.info("memory manager '{}' replayed {} writes from its spool", name, replayedWrites);
-            }
-            return replayedWrites;
-        }
-    }
-
-    /** The first write replays the spool, if a provider would take the replayed writes. */
-    private void replayBeforeFirstWrite() {
-        if (providers.length == 0) {
-            return; // a write to no provider goes nowhere, and is not spooled; the replay waits for a provider
-        }
-        try {
-            replaySpool();
-        } catch (StoppedException e) {
-            // shutdown began: the write is rejected below, and the spool keeps what it holds
-        }
-    }
-
-    private void checkSpool(String method) {
-        if (spool == null) {
-            throw new IllegalStateException("memory manager '" + name + "' has no spool (" + method + "): build it "
-                    + "with MemoryManager.builder().spool(Spool.open(dir))");
-        }
+        return replay.replay(shutdown::checkRunning);
     }
 
     /**
@@ -700,8 +557,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * @return what happened to every write this manager was handed
      */
     public DrainReport stop() {
-        long reserve = providerShutdownTimeoutNanos;
-        return shutDown(Checks.saturatedAdd(Checks.saturatedNanos(drainTimeout), reserve), reserve);
+        return shutdown.stopWithBuilderBudgets();
     }
 
     /**
@@ -732,76 +588,12 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      */
     @Override
     public DrainReport stop(Duration budget) {
-        long nanos = Checks.saturatedNanos(requireNonNull(budget, "budget"));
-        return shutDown(nanos, Math.min(providerShutdownTimeoutNanos, nanos / 10));
-    }
-
-    /** Shuts down within {@code budget}, of which the queue gets all but {@code reserve}. */
-    private DrainReport shutDown(long budget, long reserve) {
-        // From a provider on the writer thread nothing drains while this call waits: no deadline later than now.
-        long deadline = Checks.saturatedAdd(ticker.read(), writer.workerThread() == Thread.currentThread() ? 0 : budget);
-        Shutdown mine = new Shutdown(new CompletableFuture<>(), new AtomicLong(deadline), new AtomicReference<>());
-        Shutdown first;
-        synchronized (registration) {
-            first = shutdown.compareAndExchange(null, mine);
-        }
-        if (first != null) {
-            if (first.deadline.getAndAccumulate(deadline, Math::min) > deadline) {
-                writer.tightenDrainDeadline(deadline - reserve);
-            }
-            DrainReport sofar = first.beforeProviders.get();
-            if (sofar != null && ProviderShutdown.isInside(this)) {
-                return sofar; // the shutdown this provider is part of cannot finish before it returns
-            }
-            return first.report.join();
-        }
-        DrainReport report = drainAndShutDown(mine, reserve, Duration.ofNanos(budget - reserve));
-        mine.report.complete(report);
-        return report;
-    }
-
-    private DrainReport drainAndShutDown(Shutdown shutdown, long reserve, Duration drainTimeout) {
-        long start = System.nanoTime();
-        Writer.Outcome outcome = writer.drain(shutdown.deadline.get() - reserve);
-        if (!outcome.abandonedIds().isEmpty() || outcome.stillRunning() > 0) {
-            LOG.warn("memory manager '{}': drain deadline passed; {} writes abandoned, {} still running{}", name,
-                    outcome.abandonedIds().size(), outcome.stillRunning(),
-                    spool == null ? "" : " (the spool keeps them for the next start)");
-        }
-        writer.closeLog();
-        prefetcher.shutdown();
-        List<RegisteredProvider> all = List.of(providers);
-        List<String> owned = all.stream().filter(p -> p.owned).map(p -> p.name).toList();
-        shutdown.beforeProviders.set(report(outcome, all, owned, List.of(), drainTimeout, start));
-        long left = Math.max(0, shutdown.deadline.get() - ticker.read());
-        ProviderShutdown.Result shut = new ProviderShutdown(this, name, calls, warnings).run(all,
-                Threads.numbered("memlife-shutdown-" + name).orUser(threadFactory),
-                Deadline.afterNanos(ticker, Math.min(providerShutdownTimeoutNanos, left)));
-        return report(outcome, all, shut.notShutDown(), shut.shutDownLater(), drainTimeout, start);
-    }
-
-    private DrainReport report(Writer.Outcome outcome, List<RegisteredProvider> all, List<String> notShutDown,
-            List<String> shutDownLater, Duration drainTimeout, long start) {
-        Map<String, Long> failures = new HashMap<>();
-        Map<String, Long> interrupts = new HashMap<>();
-        for (RegisteredProvider p : all) {
-            putIfPositive(failures, p.name, p.failedWrites.get());
-            putIfPositive(interrupts, p.name, p.interruptsCleared.get());
-        }
-        return new DrainReport(outcome.delivered(), outcome.failed(), outcome.failedIds(), outcome.abandonedIds(),
-                outcome.stillRunningIds(), outcome.unlinked(), writer.rejectedSoFar(), blankTurns.get(), failures,
-                interrupts, notShutDown, shutDownLater, drainTimeout, Duration.ofNanos(System.nanoTime() - start));
-    }
-
-    private static void putIfPositive(Map<String, Long> map, String key, long n) {
-        if (n > 0) {
-            map.put(key, n);
-        }
+        return shutdown.stop(requireNonNull(budget, "budget"));
     }
 
     /** {@return whether {@link #stop} has been called} */
     public boolean isShutdown() {
-        return shutdown.get() != null;
+        return shutdown.isShutdown();
     }
 
     /** {@return turns with blank user content handed to {@code syncAll} so far: not writes, never queued} */
@@ -822,9 +614,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
     // ---- helpers ---------------------------------------------------------------------------------
 
     private void checkRunning(String method) {
-        if (shutdown.get() != null) {
-            throw new StoppedException("memory manager '" + name + "'", method);
-        }
+        shutdown.checkRunning(method);
     }
 
     private static List<Message> copyMessages(List<Message> messages) {
@@ -864,17 +654,17 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         /** Default time an idle writer thread waits for a write before it exits. */
         public static final Duration DEFAULT_WRITER_KEEP_ALIVE = Duration.ofSeconds(1);
 
-        private String name;
-        private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
-        private int queueCapacity = DEFAULT_QUEUE_CAPACITY;
-        private Duration enqueueTimeout = DEFAULT_ENQUEUE_TIMEOUT;
-        private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
-        private Duration prefetchTimeout = DEFAULT_PREFETCH_TIMEOUT;
-        private Duration providerShutdownTimeout = DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT;
-        private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
-        private ThreadFactory threadFactory;
-        private Ticker ticker = Ticker.system();
-        private WriteAheadLog spool;
+        String name;
+        Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+        int queueCapacity = DEFAULT_QUEUE_CAPACITY;
+        Duration enqueueTimeout = DEFAULT_ENQUEUE_TIMEOUT;
+        int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+        Duration prefetchTimeout = DEFAULT_PREFETCH_TIMEOUT;
+        Duration providerShutdownTimeout = DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT;
+        Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
+        ThreadFactory threadFactory;
+        Ticker ticker = Ticker.system();
+        WriteAheadLog spool;
 
         private Builder() {}
 
