@@ -55,13 +55,13 @@ final class ManagerShutdown {
             MemoryManager.Builder b) {
         this.manager = manager;
         this.name = manager.name();
-        this.ticker = b.ticker;
+        this.ticker = b.ticker();
         this.writer = writer;
         this.prefetcher = prefetcher;
         this.registry = registry;
         this.calls = calls;
         this.warnings = warnings;
-        this.threadFactory = b.threadFactory;
+        this.threadFactory = b.threadFactory().orElse(null);
         this.logged = logged;
         this.blankTurns = blankTurns;
         this.drainTimeout = b.drainTimeout;

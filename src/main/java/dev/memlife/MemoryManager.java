@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.LoggerFactory;
@@ -79,14 +78,14 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         String idPrefix = UUID.randomUUID().toString();
         WriteAheadLog log = b.spool;
         if (log != null) {
-            log.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(b.threadFactory));
+            log.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(b.threadFactory().orElse(null)));
         }
         this.writer = new Writer(name, idPrefix, b.queueCapacity, b.maxBatchSize,
                 Checks.saturatedNanos(b.writerKeepAlive), WriteLoop.LINGER_NANOS,
-                Threads.named("memlife-writer-" + name).orUser(b.threadFactory), b.ticker, warnings, calls,
+                Threads.named("memlife-writer-" + name).orUser(b.threadFactory().orElse(null)), b.ticker(), warnings, calls,
                 providers::current, log);
-        this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(b.threadFactory),
-                b.ticker, calls, warnings);
+        this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(b.threadFactory().orElse(null)),
+                b.ticker(), calls, warnings);
         this.hooks = new ProviderHooks(providers, calls, writer);
         this.replay = new LogReplay(name, log, writer, providers);
         this.shutdown = new ManagerShutdown(this, writer, prefetcher, providers, calls, warnings, log != null,
@@ -637,7 +636,7 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * the settings, so a builder can be reused without changing managers it already built. Not
      * thread-safe.
      */
-    public static final class Builder {
+    public static final class Builder extends OwnerBuilder<Builder> {
 
         /** Default drain deadline of {@link MemoryManager#stop()}. */
         public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(5);
@@ -662,8 +661,6 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         Duration prefetchTimeout = DEFAULT_PREFETCH_TIMEOUT;
         Duration providerShutdownTimeout = DEFAULT_PROVIDER_SHUTDOWN_TIMEOUT;
         Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
-        ThreadFactory threadFactory;
-        Ticker ticker = Ticker.system();
         WriteAheadLog spool;
 
         private Builder() {}
@@ -781,35 +778,6 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
          */
         public Builder writerKeepAlive(Duration writerKeepAlive) {
             this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
-            return this;
-        }
-
-        /**
-         * Makes the writer, prefetch and shutdown threads. By default they are daemon threads named
-         * {@code memlife-writer-<name>}, {@code memlife-prefetch-<name>-<n>} and {@code
-         * memlife-shutdown-<name>-<n>}; a custom factory should make daemon threads too, so a
-         * forgotten manager never keeps the JVM alive. On Java 21 and later a factory of virtual
-         * threads ({@code Thread.ofVirtual().factory()}) works: the writer then holds no platform
-         * thread even while it writes.
-         *
-         * @param threadFactory the factory of every thread the manager starts
-         * @return this builder
-         */
-        public Builder threadFactory(ThreadFactory threadFactory) {
-            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
-            return this;
-        }
-
-        /**
-         * The time source of every timeout the manager measures: the drain deadline, the flush, the
-         * enqueue wait of a full queue, the prefetch and the providers' shutdown; default the system
-         * ticker.
-         *
-         * @param ticker the time source
-         * @return this builder
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

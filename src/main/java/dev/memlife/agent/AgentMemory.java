@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.memlife.MemoryManager;
 import dev.memlife.Message;
+import dev.memlife.OwnerBuilder;
 import dev.memlife.Ticker;
 import dev.memlife.agent.TeardownListener.Phase;
 import dev.memlife.agent.TeardownReport.Extraction;
@@ -20,7 +21,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -97,8 +97,8 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         this.manager = b.manager;
         this.flushTimeout = b.flushTimeout;
         this.extractionTimeoutNanos = b.extractionTimeout.toNanos();
-        this.ticker = b.ticker;
-        this.extractionThreads = Threads.numbered("memlife-extract-" + manager.name()).orUser(b.threadFactory);
+        this.ticker = b.ticker();
+        this.extractionThreads = Threads.numbered("memlife-extract-" + manager.name()).orUser(b.threadFactory().orElse(null));
         this.listener = b.listener;
     }
 
@@ -464,7 +464,7 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
      * Settings for an {@link AgentMemory}. Setters check their argument; {@link #build()} copies
      * them, so a reused builder never changes an agent it already built. Not thread-safe.
      */
-    public static final class Builder {
+    public static final class Builder extends OwnerBuilder<Builder> {
 
         /** Default longest wait for the queued writes before extraction and shutdown. */
         public static final Duration DEFAULT_FLUSH_TIMEOUT = Duration.ofSeconds(10);
@@ -474,8 +474,6 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         private final MemoryManager manager;
         private Duration flushTimeout = DEFAULT_FLUSH_TIMEOUT;
         private Duration extractionTimeout = DEFAULT_EXTRACTION_TIMEOUT;
-        private Ticker ticker = Ticker.system();
-        private ThreadFactory threadFactory;
         private TeardownListener listener = TeardownListener.NONE;
 
         private Builder(MemoryManager manager) {
@@ -508,18 +506,6 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         }
 
         /**
-         * Makes the threads extraction runs on (one per extraction). By default daemon threads named
-         * {@code memlife-extract-<manager name>-<n>}; a custom factory should make daemon threads too.
-         *
-         * @param threadFactory makes the extraction threads
-         * @return this builder
-         */
-        public Builder threadFactory(ThreadFactory threadFactory) {
-            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
-            return this;
-        }
-
-        /**
          * Observes the phases of the teardown; default none.
          *
          * @param listener the listener, called on the teardown's thread
@@ -527,19 +513,6 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
          */
         public Builder listener(TeardownListener listener) {
             this.listener = requireNonNull(listener, "listener");
-            return this;
-        }
-
-        /**
-         * The time source of the agent's own waits: the extraction timeout, a teardown waiting for a
-         * running commit, and {@code awaitTeardown}; default the system ticker. (The flush waits on
-         * the manager's ticker.)
-         *
-         * @param ticker the time source
-         * @return this builder
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

@@ -12,8 +12,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * The gateway's map of session key to agent, in least-recently-used order, with the lease counts

@@ -2,6 +2,7 @@ package dev.memlife.gateway;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.OwnerBuilder;
 import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
 import dev.memlife.Ticker;
@@ -104,12 +105,12 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
         this.resetTimeout = b.resetTimeout;
         this.stopTimeout = b.stopTimeout;
         this.maxAgents = b.maxAgents;
-        this.ticker = b.ticker;
-        this.cache = new AgentCache("agent gateway '" + b.name + "'", b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker);
-        this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory);
+        this.ticker = b.ticker();
+        this.cache = new AgentCache("agent gateway '" + b.name + "'", b.maxAgents, Checks.saturatedNanos(b.idleTtl), b.ticker());
+        this.housekeeping = newHousekeeping(b.name, b.housekeepingThreads, b.threadFactory().orElse(null));
         this.beforeEviction = b.beforeEviction == null ? null : new CommitBeforeEviction(b.name, b.beforeEviction,
                 housekeeping, e -> softTeardown(e, TeardownMode.RELEASE, Runnable::run));
-        this.lastSweepNanos = new AtomicLong(b.ticker.read());
+        this.lastSweepNanos = new AtomicLong(b.ticker().read());
     }
 
     /** {@return a new gateway with every default of {@link Builder}} */
@@ -478,7 +479,7 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
      * Settings for an {@link AgentGateway}. Setters check their argument; {@link #build()} copies
      * them, so a reused builder never changes a gateway it already built. Not thread-safe.
      */
-    public static final class Builder {
+    public static final class Builder extends OwnerBuilder<Builder> {
 
         /** Default most agents cached; past it the least recently used idle agent is evicted. */
         public static final int DEFAULT_MAX_AGENTS = 128;
@@ -500,12 +501,10 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
         private Duration resetTimeout = DEFAULT_RESET_TIMEOUT;
         private Duration stopTimeout = DEFAULT_STOP_TIMEOUT;
         private int housekeepingThreads = DEFAULT_HOUSEKEEPING_THREADS;
-        private ThreadFactory threadFactory;
         private TeardownMode evictionMode = TeardownMode.COMMIT_THEN_RELEASE;
         private TeardownMode stopMode = TeardownMode.CLOSE;
         private BiPredicate<String, AgentMemory> beforeEviction;
         private Predicate<String> idleSweepSkips = key -> false;
-        private Ticker ticker = Ticker.system();
 
         private Builder() {}
 
@@ -589,18 +588,6 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
         }
 
         /**
-         * Makes the housekeeping threads. By default daemon threads named {@code
-         * memlife-housekeeping-<name>-<n>}; a custom factory should make daemon threads too.
-         *
-         * @param threadFactory makes the housekeeping threads; must not return null
-         * @return this builder
-         */
-        public Builder threadFactory(ThreadFactory threadFactory) {
-            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
-            return this;
-        }
-
-        /**
          * How evicted agents are torn down: {@link TeardownMode#COMMIT_THEN_RELEASE} (the default:
          * extraction runs before the providers shut down) or {@link TeardownMode#RELEASE} (no
          * extraction, for hosts that rebuild an evicted agent and extract at the session's end).
@@ -631,17 +618,6 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
          */
         public Builder stopMode(TeardownMode stopMode) {
             this.stopMode = requireNonNull(stopMode, "stopMode");
-            return this;
-        }
-
-        /**
-         * The time source of the idle TTL and the sweep interval; default the system ticker.
-         *
-         * @param ticker the ticker, such as a manual one in a test
-         * @return this builder
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

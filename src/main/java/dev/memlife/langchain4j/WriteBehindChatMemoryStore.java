@@ -4,16 +4,15 @@ import static java.util.Objects.requireNonNull;
 
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.store.memory.chat.ChatMemoryStore;
+import dev.memlife.OwnerBuilder;
 import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
-import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.WriteBehind;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,8 +94,8 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
             }
         }, b.name,
                 new WriteBehind.Words("write-behind chat memory store '" + b.name + "'", "memory id", "store", "update"),
-                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory), b.writerKeepAlive,
-                b.ticker, LOG);
+                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory().orElse(null)), b.writerKeepAlive,
+                b.ticker(), LOG);
     }
 
     /**
@@ -272,7 +271,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      * Builds a {@link WriteBehindChatMemoryStore}. Every setter checks its argument and names it
      * when it refuses one.
      */
-    public static final class Builder {
+    public static final class Builder extends OwnerBuilder<Builder> {
 
         /** Default name: {@value}. */
         public static final String DEFAULT_NAME = "chat-memory";
@@ -285,8 +284,6 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
         private String name = DEFAULT_NAME;
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
         private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
-        private ThreadFactory threadFactory;
-        private Ticker ticker = Ticker.system();
 
         private Builder(ChatMemoryStore store) {
             this.store = store;
@@ -324,30 +321,6 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
          */
         public Builder writerKeepAlive(Duration writerKeepAlive) {
             this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
-            return this;
-        }
-
-        /**
-         * Makes the writer thread; by default a daemon thread named {@code
-         * memlife-chat-writer-<name>}. A custom factory should make daemon threads too.
-         *
-         * @param threadFactory the factory of the writer thread
-         * @return this builder
-         */
-        public Builder threadFactory(ThreadFactory threadFactory) {
-            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
-            return this;
-        }
-
-        /**
-         * The time source of {@link WriteBehindChatMemoryStore#flush} and {@link
-         * WriteBehindChatMemoryStore#shutdown}'s deadlines; default the system ticker.
-         *
-         * @param ticker the time source
-         * @return this builder
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

@@ -2,6 +2,7 @@ package dev.memlife.session;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.OwnerBuilder;
 import dev.memlife.Stoppable;
 import dev.memlife.Ticker;
 import dev.memlife.agent.AgentMemory;
@@ -65,10 +66,10 @@ public final class SessionCommitTracker implements Stoppable<SessionDrainReport>
         this.drainParallelism = b.drainParallelism;
         this.backgroundWaitTimeout = b.backgroundWaitTimeout;
         this.closeTimeout = b.closeTimeout;
-        this.threadFactory = b.threadFactory;
+        this.threadFactory = b.threadFactory().orElse(null);
         this.background = new BackgroundCommits(b.maxBackgroundCommits);
-        this.ticker = b.ticker;
-        this.table = new SessionTable(b.ticker);
+        this.ticker = b.ticker();
+        this.table = new SessionTable(b.ticker());
     }
 
     /** {@return a builder for a tracker with settings other than the defaults} */
@@ -380,7 +381,7 @@ public final class SessionCommitTracker implements Stoppable<SessionDrainReport>
      * Settings for a {@link SessionCommitTracker}. Setters check their argument; {@link #build()}
      * copies the settings. Not thread-safe.
      */
-    public static final class Builder {
+    public static final class Builder extends OwnerBuilder<Builder> {
 
         /**
          * Default number of sessions {@link SessionCommitTracker#stop} commits at once: commits wait
@@ -399,8 +400,6 @@ public final class SessionCommitTracker implements Stoppable<SessionDrainReport>
         private int maxBackgroundCommits = DEFAULT_MAX_BACKGROUND_COMMITS;
         private Duration backgroundWaitTimeout = DEFAULT_BACKGROUND_WAIT_TIMEOUT;
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
-        private ThreadFactory threadFactory;
-        private Ticker ticker = Ticker.system();
 
         private Builder() {}
 
@@ -458,32 +457,6 @@ public final class SessionCommitTracker implements Stoppable<SessionDrainReport>
          */
         public Builder closeTimeout(Duration closeTimeout) {
             this.closeTimeout = Checks.nonNegative(closeTimeout, "closeTimeout");
-            return this;
-        }
-
-        /**
-         * Makes the background commit and drain worker threads. By default they are daemon threads
-         * named {@code memlife-commit-<session>} and {@code memlife-drain-<tracker>-<n>}; a thread
-         * the factory makes non-daemon is switched to daemon before it starts, so a hung owner never
-         * keeps the JVM alive.
-         *
-         * @param threadFactory makes the worker threads; must not return null
-         * @return this builder
-         */
-        public Builder threadFactory(ThreadFactory threadFactory) {
-            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
-            return this;
-        }
-
-        /**
-         * The time source of every wait the tracker bounds: a commit waiting for one in flight, a
-         * background commit's wait and the drain's deadline; default the system ticker.
-         *
-         * @param ticker the time source
-         * @return this builder
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

@@ -2,9 +2,9 @@ package dev.memlife.springai;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.OwnerBuilder;
 import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
-import dev.memlife.Ticker;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.WriteBehind;
 import java.time.Duration;
@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.ai.chat.memory.ChatMemoryRepository;
@@ -107,8 +106,8 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
             }
         }, b.name,
                 new WriteBehind.Words(component(b.name), "conversation id", "repository", "save"),
-                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory), b.writerKeepAlive,
-                b.ticker, LOG);
+                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory().orElse(null)), b.writerKeepAlive,
+                b.ticker(), LOG);
     }
 
     /**
@@ -316,7 +315,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      * Builds a {@link WriteBehindChatMemoryRepository}. Every setter checks its argument and names
      * it when it refuses one.
      */
-    public static final class Builder {
+    public static final class Builder extends OwnerBuilder<Builder> {
 
         /** Default name: {@value}. */
         public static final String DEFAULT_NAME = "chat-memory";
@@ -329,8 +328,6 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
         private String name = DEFAULT_NAME;
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
         private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
-        private ThreadFactory threadFactory;
-        private Ticker ticker = Ticker.system();
 
         private Builder(ChatMemoryRepository repository) {
             this.repository = repository;
@@ -368,30 +365,6 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
          */
         public Builder writerKeepAlive(Duration writerKeepAlive) {
             this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
-            return this;
-        }
-
-        /**
-         * Makes the writer thread; by default a daemon thread named {@code
-         * memlife-chat-writer-<name>}. A custom factory should make daemon threads too.
-         *
-         * @param threadFactory the factory of the writer thread
-         * @return this builder
-         */
-        public Builder threadFactory(ThreadFactory threadFactory) {
-            this.threadFactory = requireNonNull(threadFactory, "threadFactory");
-            return this;
-        }
-
-        /**
-         * The time source of {@link WriteBehindChatMemoryRepository#flush} and {@link
-         * WriteBehindChatMemoryRepository#shutdown}'s deadlines; default the system ticker.
-         *
-         * @param ticker the time source
-         * @return this builder
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
             return this;
         }
 

@@ -3,8 +3,8 @@ package dev.memlife.store;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.MemoryProvider;
-import dev.memlife.StoppedException;
 import dev.memlife.Message;
+import dev.memlife.StoppedException;
 import dev.memlife.Turn;
 import dev.memlife.internal.Checks;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package dev.memlife.testing;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.Message;
 import dev.memlife.MemoryProvider;
+import dev.memlife.Message;
 import dev.memlife.Turn;
 import java.time.Duration;
 import java.util.ArrayList;
