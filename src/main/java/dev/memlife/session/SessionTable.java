@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * The session states of one {@link SessionCommitTracker} and the commit protocol over them:
@@ -60,13 +61,7 @@ final class SessionTable {
     }
 
     SessionCommitter registeredOwner(String sessionId) {
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            return s == null ? null : s.registeredOwner;
-        } finally {
-            lock.unlock();
-        }
+        return read(sessionId, s -> s.registeredOwner, null);
     }
 
     long markTurn(String sessionId, SessionCommitter owner) {
@@ -79,20 +74,19 @@ final class SessionTable {
     }
 
     boolean dirty(String sessionId) {
-        lock.lock();
-        try {
-            SessionState s = sessions.get(sessionId);
-            return s != null && s.dirty();
-        } finally {
-            lock.unlock();
-        }
+        return read(sessionId, SessionState::dirty, false);
     }
 
     boolean inFlight(String sessionId) {
+        return read(sessionId, s -> s.inFlight, false);
+    }
+
+    /** What {@code field} reads of the session's state under the lock; {@code absent} for an unknown session. */
+    private <T> T read(String sessionId, Function<SessionState, T> field, T absent) {
         lock.lock();
         try {
             SessionState s = sessions.get(sessionId);
-            return s != null && s.inFlight;
+            return s == null ? absent : field.apply(s);
         } finally {
             lock.unlock();
         }

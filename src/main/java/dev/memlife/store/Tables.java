@@ -168,25 +168,28 @@ final class Tables {
 
     /** The ids of the sessions with stored turns, each once, in the order of their first stored turn. */
     List<String> sessionIds(Connection c) throws SQLException {
-        List<String> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT session_id FROM " + turns + " GROUP BY session_id ORDER BY MIN(id)");
-                ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                out.add(Codec.string(rs.getString(1)));
-            }
-        }
-        return out;
+        return list(c, "SELECT session_id FROM " + turns + " GROUP BY session_id ORDER BY MIN(id)",
+                rs -> Codec.string(rs.getString(1)));
     }
 
     List<StoredSessionEnd> sessionEnds(Connection c) throws SQLException {
-        List<StoredSessionEnd> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT session_id, message_count, ended_at FROM " + sessionEnds + " ORDER BY id");
-                ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                out.add(new StoredSessionEnd(Codec.string(rs.getString(1)), rs.getInt(2),
+        return list(c, "SELECT session_id, message_count, ended_at FROM " + sessionEnds + " ORDER BY id",
+                rs -> new StoredSessionEnd(Codec.string(rs.getString(1)), rs.getInt(2),
                         Instant.ofEpochMilli(rs.getLong(3))));
+    }
+
+    /** One row of a result, read. */
+    @FunctionalInterface
+    private interface Row<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    /** Every row {@code sql} selects, read by {@code row}, in order. */
+    private static <T> List<T> list(Connection c, String sql, Row<T> row) throws SQLException {
+        List<T> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(row.read(rs));
             }
         }
         return out;
