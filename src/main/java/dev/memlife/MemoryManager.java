@@ -15,6 +15,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -49,12 +50,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseable {
 
+    private static final Logger LOG = LoggerFactory.getLogger(MemoryManager.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final String name;
     private final long enqueueTimeoutNanos;
     private final long prefetchTimeoutNanos;
-    private final ThrottledLog warnings = new ThrottledLog(LoggerFactory.getLogger(MemoryManager.class));
+    private final ThrottledLog warnings = new ThrottledLog(LOG);
     private final ProviderRegistry providers;
     private final ProviderHooks hooks;
     private final Writer writer;
