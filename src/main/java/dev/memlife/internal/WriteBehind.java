@@ -86,6 +86,23 @@ public final class WriteBehind<S> {
     }
 
     /**
+     * What a drain left unwritten, as a report's {@code unfinished()}: the failed ids, then the
+     * abandoned, then the one still running.
+     *
+     * @param failed the failed ids (the map's keys)
+     * @param abandoned the abandoned ids
+     * @param stillRunning the id still running, if any
+     * @return their ids as strings, in that order
+     */
+    public static List<String> unfinished(Map<?, ?> failed, List<?> abandoned, List<?> stillRunning) {
+        List<String> ids = new ArrayList<>();
+        failed.keySet().forEach(id -> ids.add(String.valueOf(id)));
+        abandoned.forEach(id -> ids.add(String.valueOf(id)));
+        stillRunning.forEach(id -> ids.add(String.valueOf(id)));
+        return List.copyOf(ids);
+    }
+
+    /**
      * The counters; see the decorators' public figures for their meaning.
      *
      * @param saves save handovers taken

@@ -1,8 +1,8 @@
 package dev.memlife.langchain4j;
 
 import dev.memlife.StopReport;
+import dev.memlife.internal.WriteBehind;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -102,11 +102,7 @@ public final class WriteBehindReport implements StopReport {
     /** {@return the ids left unwritten: the failed ones, then the abandoned, then the one still running} */
     @Override
     public List<String> unfinished() {
-        List<String> ids = new ArrayList<>();
-        failed.keySet().forEach(id -> ids.add(String.valueOf(id)));
-        abandoned.forEach(id -> ids.add(String.valueOf(id)));
-        stillRunning.forEach(id -> ids.add(String.valueOf(id)));
-        return List.copyOf(ids);
+        return WriteBehind.unfinished(failed, abandoned, stillRunning);
     }
 
     @Override

@@ -239,6 +239,7 @@ class WriteBehindChatMemoryStoreTest {
         assertThat(report.complete()).isFalse();
         assertThat(report.stillRunningMemoryIds()).containsExactly("c1");
         assertThat(report.abandonedMemoryIds()).containsExactly("c2");
+        assertThat(report.unfinished()).as("the abandoned, then the one still running").containsExactly("c2", "c1");
         assertThat(report.writtenMemoryIds()).isEmpty();
         assertThat(SlowChatMemoryStore.texts(store.getMessages("c2"))).as("abandoned, still readable").containsExactly("b");
         assertThatThrownBy(() -> store.deleteMessages("c1")).isInstanceOf(RejectedExecutionException.class)

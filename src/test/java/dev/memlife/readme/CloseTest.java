@@ -65,6 +65,8 @@ class CloseTest {
         assertThat(stillRunning).hasSize(1).allMatch(id -> id.endsWith(":1"));
         String prefix = stillRunning.get(0).substring(0, stillRunning.get(0).length() - 1);
         assertThat(memory.stop().abandonedWriteIds()).containsExactly(prefix + "2");
+        assertThat(memory.stop().unfinished()).as("the abandoned write, then the one still running")
+                .containsExactly(prefix + "2", prefix + "1");
         stuck.open();
     }
 

@@ -292,6 +292,7 @@ class WriteBehindChatMemoryRepositoryTest {
         assertThat(report.complete()).isFalse();
         assertThat(report.stillRunningConversationIds()).containsExactly("c1");
         assertThat(report.abandonedConversationIds()).containsExactly("c2");
+        assertThat(report.unfinished()).as("the abandoned, then the one still running").containsExactly("c2", "c1");
         assertThat(report.writtenConversationIds()).isEmpty();
         assertThat(report.toString()).contains("abandonedConversationIds=[c2]", "stillRunningConversationIds=[c1]");
         assertThat(texts(repository.findByConversationId("c2"))).as("abandoned, still readable").containsExactly("b");
