@@ -11,6 +11,7 @@ import dev.memlife.agent.TeardownReport;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.gateway.GatewayStopReport;
+import dev.memlife.store.CountingDataSource;
 import dev.memlife.store.JdbcMemoryProvider;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

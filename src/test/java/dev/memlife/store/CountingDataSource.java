@@ -1,4 +1,4 @@
-package dev.memlife.bench;
+package dev.memlife.store;
 
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
