@@ -2,7 +2,6 @@ package dev.memlife;
 
 import dev.memlife.Writer.State;
 import dev.memlife.internal.Events;
-import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.WriteAheadLog;
 import java.lang.invoke.MethodHandles;
@@ -83,7 +82,7 @@ final class WriteLoop {
     private final Progress progress;
     private final ProviderCalls calls;
     private final ThrottledLog warnings;
-    private final Threads threads;
+    private final WriterThread thread;
     private final int maxBatchSize;
     /** How long the writer stays parked with nothing to do before it gives its thread up. */
     private final long keepAliveNanos;
@@ -101,14 +100,9 @@ final class WriteLoop {
     @SuppressWarnings("unused") // through LAST_SESSION
     private String lastSession;
 
-    /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
-    private final Object startLock = new Object();
-    /** The writer thread once started; null again if it died of an Error. */
-    private volatile Thread worker;
-
     /** The loop of {@code writer}, over its queue, claim and progress. */
     WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
-            Progress progress, ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize,
+            Progress progress, ProviderCalls calls, ThrottledLog warnings, WriterThread thread, int maxBatchSize,
             long keepAliveNanos, long lingerNanos, Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
         this.writer = writer;
         this.managerName = managerName;
@@ -118,7 +112,7 @@ final class WriteLoop {
         this.progress = progress;
         this.calls = calls;
         this.warnings = warnings;
-        this.threads = threads;
+        this.thread = thread;
         this.maxBatchSize = maxBatchSize;
         this.keepAliveNanos = keepAliveNanos;
         this.lingerNanos = lingerNanos;
@@ -133,11 +127,6 @@ final class WriteLoop {
         return (String) LAST_SESSION.getAcquire(this);
     }
 
-    /** The writer thread, if one was started (and has not died). */
-    Thread thread() {
-        return worker;
-    }
-
     /**
      * Starts the writer thread unless one runs.
      *
@@ -145,31 +134,7 @@ final class WriteLoop {
      *     native thread" included) if no thread could be made or started
      */
     void start() {
-        synchronized (startLock) {
-            if (worker != null) {
-                return;
-            }
-            if (threads == Writer.BY_HAND) {
-                worker = new Thread(() -> { }, "memlife-writer-by-hand-" + managerName); // never started
-                return;
-            }
-            Thread t = threads.newThread(this::run); // never null: a refusing factory throws
-            worker = t; // before start: a provider calling back from the writer must see itself as the writer
-            try {
-                t.start();
-            } catch (Throwable e) {
-                worker = null;
-                throw e;
-            }
-        }
-    }
-
-    /** Ends a {@linkplain #linger linger} now: a flush, the drain or a caller waiting for room needs the writer. */
-    void endLinger() {
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w); // harmless if it is not lingering: a park that returns at once looks again
-        }
+        thread.start(this::run);
     }
 
     /**
@@ -179,9 +144,7 @@ final class WriteLoop {
      * which reports it.
      */
     void wake() {
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w);
+        if (thread.unpark()) {
             return;
         }
         try {
@@ -222,9 +185,7 @@ final class WriteLoop {
                 finishedAt = System.nanoTime();
             }
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
-            synchronized (startLock) {
-                worker = null;
-            }
+            thread.forget();
             queue.announcePark(); // no writer now: the next caller starts one
             if (queue.reserved() > queue.taken() && writer.state() != State.ABANDONED) {
                 wake(); // queued writes still need a writer; this one is going down
@@ -237,7 +198,7 @@ final class WriteLoop {
      * Waits a moment for a fuller batch after one of {@code taken} writes, which came after a
      * pause if {@code afterPause}: see the class notes. The park is not announced, so callers do
      * not wake it; whoever needs the writer sooner makes {@link Writer#mayLinger} false and
-     * {@linkplain #endLinger unparks} it. Any other wake-up (a caller's unpark left over from
+     * {@linkplain WriterThread#unpark unparks} it. Any other wake-up (a caller's unpark left over from
      * before) parks again for the rest of the time.
      */
     private void linger(int taken, boolean afterPause) {
@@ -252,7 +213,7 @@ final class WriteLoop {
     }
 
     /**
-     * For concurrency checkers that drive the writer by hand (built with {@link Writer#BY_HAND}):
+     * For concurrency checkers that drive the writer by hand (built with {@link WriterThread#BY_HAND}):
      * one pass of the loop on the calling thread, without waiting: take what is linked (one batch)
      * and hand it to the providers. Only one thread may call it.
      *
@@ -343,18 +304,10 @@ final class WriteLoop {
      * @return true if retired; false if a write came meanwhile and this thread stays the writer
      */
     private boolean retire(List<Turn> batch) {
-        Thread self = Thread.currentThread();
-        synchronized (startLock) {
-            worker = null;
-        }
+        thread.forget();
         if (queue.reserved() > queue.taken() || boundaries.hasWork() || writer.state() != State.RUNNING) {
-            synchronized (startLock) {
-                if (worker == null) {
-                    worker = self; // nobody started another: this thread goes on writing
-                    return false;
-                }
-            }
-            return true; // a caller saw no writer and started one: it takes the write
+            // false if nobody started another: this thread goes on writing; else that one takes the write
+            return !thread.reclaim(Thread.currentThread());
         }
         claim.lock.lock();
         try {

@@ -49,9 +49,9 @@ import java.util.function.Supplier;
  *
  * <p><b>Four locks, and the order they are taken in.</b>
  * <ul>
- *   <li>The <em>start lock</em> ({@code WriteLoop.startLock}) guards starting the writer thread
- *       and forgetting a dead or retired one ({@link WriteLoop}: an idle writer gives its thread
- *       up after its keep-alive). The user's thread factory runs under it; nothing else does.
+ *   <li>The <em>start lock</em> ({@link WriterThread}) guards starting the writer thread and
+ *       forgetting a dead or retired one ({@link WriteLoop}: an idle writer gives its thread up
+ *       after its keep-alive). The user's thread factory runs under it; nothing else does.
  *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue,
  *       the batch in progress and the session {@link Boundaries}. The writer holds it while it
  *       takes a batch; the drain, while it claims what the writer has not started and takes its
@@ -106,12 +106,6 @@ final class Writer {
     }
 
     /**
-     * The threads of a writer for concurrency checkers: a writer built with them never starts a
-     * thread; the checker drives it with {@link #stepByHand()}.
-     */
-    static final Threads BY_HAND = Threads.named("memlife-writer-by-hand");
-
-    /**
      * How long the drain waits, past its deadline, for a reserved write whose caller has not linked
      * it yet. A caller is a few instructions from linking; only one that died there (a stack
      * overflow between the two steps) leaves the drain waiting this long.
@@ -126,6 +120,7 @@ final class Writer {
     private final Progress progress;
     private final BatchClaim claim;
     private final Boundaries boundaries = new Boundaries();
+    private final WriterThread thread;
     private final WriteLoop loop;
     /** The durable spool every write is appended to before it is queued; null without one. */
     private final WriteAheadLog log;
@@ -200,7 +195,8 @@ final class Writer {
         this.progress = new Progress(idPrefix);
         this.claim = new BatchClaim();
         this.abandoned = new WriteIds.Builder(idPrefix);
-        this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, threads,
+        this.thread = new WriterThread(managerName, threads);
+        this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, thread,
                 maxBatchSize, keepAliveNanos, lingerNanos, providers, log);
     }
 
@@ -220,7 +216,7 @@ final class Writer {
         if (route.length == 0) {
             return deliverToNobody();
         }
-        if (loop.thread() == null) {
+        if (thread.current() == null) {
             startWriterOrReject();
         }
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
@@ -247,7 +243,7 @@ final class Writer {
      * @throws QueueFullException if the wait for room was interrupted
      */
     boolean enqueueReplayed(Turn given, long position, RegisteredProvider[] route) {
-        if (loop.thread() == null) {
+        if (thread.current() == null) {
             startWriterOrReject();
         }
         if (queue.untaken() >= replayAhead && !awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
@@ -258,7 +254,7 @@ final class Writer {
 
     /** {@return whether the calling thread is the writer's: a provider's call, which must not wait for the writer} */
     boolean onWriterThread() {
-        return Thread.currentThread() == loop.thread();
+        return thread.isCurrent();
     }
 
     /**
@@ -406,7 +402,7 @@ final class Writer {
                 return true; // the retry finds the state and counts the rejection itself
             }
             callersWaiting++;
-            loop.endLinger(); // the writer makes room by taking a batch
+            thread.unpark(); // the writer makes room by taking a batch
             try {
                 while (queue.untaken() >= limit && state == State.RUNNING) {
                     if (wait.expired()) {
@@ -470,10 +466,7 @@ final class Writer {
         } finally {
             claim.lock.unlock();
         }
-        Thread w = loop.thread();
-        if (w != null) {
-            LockSupport.unpark(w);
-        } else {
+        if (!thread.unpark()) {
             loop.wake(); // starts a writer; if none can start, the boundary runs with the next write or fails at shutdown
         }
         return b.done;
@@ -529,7 +522,7 @@ final class Writer {
     private boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, LongSupplier deadline) {
         waits.lock();
         progressWaiters++;
-        loop.endLinger();
+        thread.unpark();
         try {
             while (!done.getAsBoolean()) {
                 long remaining = deadline.getAsLong() - ticker.read();
@@ -656,7 +649,7 @@ final class Writer {
 
     /** The writer thread, if one was started; for tests. */
     Thread workerThread() {
-        return loop.thread();
+        return thread.current();
     }
 
     /** The queue; for tests that play a caller who dies halfway through an append. */
@@ -664,7 +657,7 @@ final class Writer {
         return queue;
     }
 
-    /** One pass of the writer's loop on this thread, for a writer built {@link #BY_HAND}: see {@link WriteLoop}. */
+    /** One pass of the writer's loop on this thread, for a writer built {@link WriterThread#BY_HAND}: see {@link WriteLoop}. */
     boolean stepByHand() {
         return loop.stepByHand();
     }
@@ -735,7 +728,7 @@ final class Writer {
         } finally {
             waits.unlock();
         }
-        Thread w = loop.thread();
+        Thread w = thread.current();
         if (w != null) {
             LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
         }
@@ -764,7 +757,7 @@ final class Writer {
 
     /** Makes sure a writer runs while writes or boundaries wait; false if none can (they are then abandoned at once). */
     private boolean writerRunsFor(long target) {
-        if (loop.thread() != null || queue.finished() >= target && !boundaries.hasPending()) {
+        if (thread.current() != null || queue.finished() >= target && !boundaries.hasPending()) {
             return true;
         }
         try {
