@@ -1,6 +1,6 @@
 package dev.memlife;
 
-import dev.memlife.Writer.State;
+import dev.memlife.Lifecycle.State;
 import dev.memlife.internal.Events;
 import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.WriteAheadLog;
@@ -74,7 +74,7 @@ final class WriteLoop {
         RETIRE
     }
 
-    private final Writer writer;
+    private final Lifecycle lifecycle;
     private final String managerName;
     private final TurnQueue queue;
     private final BatchClaim claim;
@@ -101,10 +101,10 @@ final class WriteLoop {
     private String lastSession;
 
     /** The loop of {@code writer}, over its queue, claim and progress. */
-    WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
+    WriteLoop(Lifecycle lifecycle, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
             Progress progress, ProviderCalls calls, ThrottledLog warnings, WriterThread thread, int maxBatchSize,
             long keepAliveNanos, long lingerNanos, Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
-        this.writer = writer;
+        this.lifecycle = lifecycle;
         this.managerName = managerName;
         this.queue = queue;
         this.claim = claim;
@@ -187,7 +187,7 @@ final class WriteLoop {
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
             thread.forget();
             queue.announcePark(); // no writer now: the next caller starts one
-            if (queue.reserved() > queue.taken() && writer.state() != State.ABANDONED) {
+            if (queue.reserved() > queue.taken() && lifecycle.state() != State.ABANDONED) {
                 wake(); // queued writes still need a writer; this one is going down
             }
             throw fatal;
@@ -197,7 +197,7 @@ final class WriteLoop {
     /**
      * Waits a moment for a fuller batch after one of {@code taken} writes, which came after a
      * pause if {@code afterPause}: see the class notes. The park is not announced, so callers do
-     * not wake it; whoever needs the writer sooner makes {@link Writer#mayLinger} false and
+     * not wake it; whoever needs the writer sooner makes {@link Lifecycle#mayLinger} false and
      * {@linkplain WriterThread#unpark unparks} it. Any other wake-up (a caller's unpark left over from
      * before) parks again for the rest of the time.
      */
@@ -206,7 +206,7 @@ final class WriteLoop {
             return;
         }
         long end = System.nanoTime() + lingerNanos;
-        for (long left = lingerNanos; left > 0 && writer.mayLinger() && !Thread.currentThread().isInterrupted();
+        for (long left = lingerNanos; left > 0 && lifecycle.mayLinger() && !Thread.currentThread().isInterrupted();
                 left = end - System.nanoTime()) {
             LockSupport.parkNanos(this, left);
         }
@@ -228,7 +228,7 @@ final class WriteLoop {
         } finally {
             claim.lock.unlock();
         }
-        if (writer.state() == State.ABANDONED || !queue.hasLinked()) {
+        if (lifecycle.state() == State.ABANDONED || !queue.hasLinked()) {
             return false;
         }
         List<Turn> batch = claim.current(); // only this thread installs it
@@ -263,7 +263,7 @@ final class WriteLoop {
         long idleSince = 0;
         boolean idle = false;
         for (int spins = 0; ; spins++) {
-            State s = writer.state();
+            State s = lifecycle.state();
             if (s == State.ABANDONED) {
                 return Next.STOP;
             }
@@ -284,7 +284,7 @@ final class WriteLoop {
                 idle = true;
                 idleSince = System.nanoTime(); // real time, like a thread pool's keep-alive
             }
-            if (queue.announcePark() && writer.state() == State.RUNNING) {
+            if (queue.announcePark() && lifecycle.state() == State.RUNNING) {
                 long left = keepAliveNanos - (System.nanoTime() - idleSince);
                 if (left <= 0 && retire(batch)) {
                     return Next.RETIRE; // the park announcement stays: the next caller starts a writer
@@ -305,7 +305,7 @@ final class WriteLoop {
      */
     private boolean retire(List<Turn> batch) {
         thread.forget();
-        if (queue.reserved() > queue.taken() || boundaries.hasWork() || writer.state() != State.RUNNING) {
+        if (queue.reserved() > queue.taken() || boundaries.hasWork() || lifecycle.state() != State.RUNNING) {
             // false if nobody started another: this thread goes on writing; else that one takes the write
             return !thread.reclaim(Thread.currentThread());
         }
@@ -323,7 +323,7 @@ final class WriteLoop {
     private boolean take(List<Turn> batch) {
         claim.lock.lock();
         try {
-            if (writer.state() == State.ABANDONED) {
+            if (lifecycle.state() == State.ABANDONED) {
                 return false;
             }
             batch.clear();
@@ -346,7 +346,7 @@ final class WriteLoop {
         } finally {
             claim.lock.unlock();
         }
-        writer.roomMade();
+        lifecycle.roomMade();
         return true;
     }
 
@@ -380,7 +380,7 @@ final class WriteLoop {
         } finally {
             claim.lock.unlock();
         }
-        writer.signalProgress(); // a drain may wait for the boundaries
+        lifecycle.signalProgress(); // a drain may wait for the boundaries
     }
 
     /**
@@ -460,7 +460,7 @@ final class WriteLoop {
             log.delivered(((QueuedTurn) batch.get(to - 1)).logPosition, n); // queue order is the spool's: a prefix is finished
         }
         queue.markFinished(n);
-        writer.writesFinished();
+        lifecycle.writesFinished();
         if (claim.reportedRunning(to)) {
             warnings.warn(managerName + "/late", "memory manager '" + managerName + "': "
                     + ProviderCalls.describe(batch, from, to) + ", reported still running at the drain deadline, has "
@@ -478,6 +478,6 @@ final class WriteLoop {
         if (end > finished) {
             publish(batch, finished, end, false);
         }
-        writer.signalProgress();
+        lifecycle.signalProgress();
     }
 }

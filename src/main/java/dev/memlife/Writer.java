@@ -12,11 +12,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -24,7 +21,8 @@ import java.util.function.Supplier;
  * The write path of one {@link MemoryManager}: a bounded FIFO queue ({@link TurnQueue}), the one
  * writer thread that empties it in batches ({@link WriteLoop}), the flush barrier, and the bounded
  * drain at shutdown. This class is the callers' and shutdown's side: admission ({@link #enqueue}),
- * the barrier ({@link #flush}), the drain ({@link #drain}) and the lifecycle {@link State}. What
+ * the barrier ({@link #flush}) and the drain ({@link #drain}). The lifecycle state, and the
+ * threads waiting on the writer, are {@link Lifecycle}; the writer thread is {@link WriterThread}. What
  * the writer has finished is {@link Progress}; the batch it is working on, and who owns each of its
  * writes, is {@link BatchClaim}; every provider call goes through {@link ProviderCalls}.
  *
@@ -37,7 +35,7 @@ import java.util.function.Supplier;
  * began, or rejected and counted. A caller starts the writer thread <em>before</em> it reserves,
  * so an exception from {@code syncAll} always means that nothing was queued; only that caller (the
  * first, or the first after the writer died) takes the start lock. Only a caller that finds the
- * queue full takes {@link #waits}, and reads the ticker.
+ * queue full takes the lock of {@link Lifecycle}, and reads the ticker.
  *
  * <p><b>Progress is published per write.</b> The writer hands a <em>chunk</em> (one write, or a
  * run of writes for providers that take batches) to every provider of its route, then publishes
@@ -56,9 +54,8 @@ import java.util.function.Supplier;
  *       the batch in progress and the session {@link Boundaries}. The writer holds it while it
  *       takes a batch; the drain, while it claims what the writer has not started and takes its
  *       snapshot; a caller, briefly, to queue a boundary or read the {@link #figures()}.
- *   <li>{@link #waits} guards changes of {@link #state} and its two conditions: callers waiting
- *       for room ({@link #notFull}), flushes and the drain waiting for progress ({@link
- *       #progressed}).
+ *   <li>{@code waits} ({@link Lifecycle}) guards changes of the state and its two conditions:
+ *       callers waiting for room, flushes and the drain waiting for progress.
  *   <li>The <em>failed-ids lock</em> ({@code Progress.failedLock}) guards the ids of failed
  *       writes: the writer adds to them when a write fails; the drain copies them.
  * </ul>
@@ -75,7 +72,7 @@ import java.util.function.Supplier;
  * drain, never both and never neither. The writer claims each chunk, by a compare-and-set of the
  * claim word from the chunk's start to its end, before it hands the chunk to the first provider
  * ({@link BatchClaim#claim}). A drain whose deadline has passed takes the batch lock, marks the
- * writer {@link State#ABANDONED}, and swaps the claim word to {@code STOPPED} ({@link
+ * writer {@link Lifecycle.State#ABANDONED}, and swaps the claim word to {@code STOPPED} ({@link
  * BatchClaim#claimRest}). What the writer had claimed by then is its to finish. The rest of the
  * batch, and every write still in the queue, is abandoned: the drain takes those from the queue
  * itself, which is safe because the writer takes only under the batch lock, and never once
@@ -95,16 +92,6 @@ import java.util.function.Supplier;
  */
 final class Writer {
 
-    /** The writer's lifecycle; moves only forward. */
-    enum State {
-        /** Accepting writes and writing them. */
-        RUNNING,
-        /** Shutdown began: new writes are rejected; the queue keeps draining in FIFO order. */
-        DRAINING,
-        /** The drain deadline passed: what the writer had not started was abandoned. */
-        ABANDONED
-    }
-
     /**
      * How long the drain waits, past its deadline, for a reserved write whose caller has not linked
      * it yet. A caller is a few instructions from linking; only one that died there (a stack
@@ -121,13 +108,11 @@ final class Writer {
     private final BatchClaim claim;
     private final Boundaries boundaries = new Boundaries();
     private final WriterThread thread;
+    private final Lifecycle lifecycle;
     private final WriteLoop loop;
     /** The durable spool every write is appended to before it is queued; null without one. */
     private final WriteAheadLog log;
 
-    /** Written only while holding {@link #waits}, read anywhere. */
-    private volatile State state = State.RUNNING;
-    private final AtomicLong rejected = new AtomicLong();
     /**
      * Writes accepted while the manager had no provider: delivered to every provider of their
      * (empty) route at once, without the queue or a writer thread, and without a write id.
@@ -151,25 +136,9 @@ final class Writer {
     private long untakenSeq;
     private long untakenSinceMillis;
 
-    // ---- waiting: callers for room, flushes and the drain for progress ----
-    private final ReentrantLock waits = new ReentrantLock();
-    private final Condition notFull = waits.newCondition();
-    private final Condition progressed = waits.newCondition();
-    /** Callers waiting for room; written under {@link #waits}, read by the writer to decide whether to signal. */
-    private volatile int callersWaiting;
-    /**
-     * Threads waiting for progress; written under {@link #waits}, read by the writer after it
-     * publishes. The writer's read may pass its release store of the count (no fence), so a
-     * waiter can miss a signal: it then sees the count at its next slice, {@link
-     * Deadline#MAX_SLICE_NANOS} later at most. Harmless, and it keeps a fence off every write.
-     */
-    private volatile int progressWaiters;
-
     // ---- the drain's claim, under the batch lock ----
     /** The writes the drain abandoned. */
     private final WriteIds.Builder abandoned;
-    /** Size of {@link #abandoned}, for readers outside the lock. */
-    private volatile long abandonedCount;
     /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
     private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
     /**
@@ -196,7 +165,8 @@ final class Writer {
         this.claim = new BatchClaim();
         this.abandoned = new WriteIds.Builder(idPrefix);
         this.thread = new WriterThread(managerName, threads);
-        this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, thread,
+        this.lifecycle = new Lifecycle(managerName, ticker, queue, thread);
+        this.loop = new WriteLoop(lifecycle, managerName, queue, claim, boundaries, progress, calls, warnings, thread,
                 maxBatchSize, keepAliveNanos, lingerNanos, providers, log);
     }
 
@@ -227,7 +197,7 @@ final class Writer {
             try {
                 logged = log.encode(turn);
             } catch (RuntimeException e) { // too large for the spool: nothing was queued
-                rejected.incrementAndGet();
+                lifecycle.reject();
                 throw e;
             }
         }
@@ -246,7 +216,7 @@ final class Writer {
         if (thread.current() == null) {
             startWriterOrReject();
         }
-        if (queue.untaken() >= replayAhead && !awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
+        if (queue.untaken() >= replayAhead && !lifecycle.awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
             return false;
         }
         return admit(QueuedTurn.replayed(given, route, position), null, Long.MAX_VALUE, false);
@@ -274,7 +244,7 @@ final class Writer {
             }
             if (seq == TurnQueue.REJECTED) {
                 if (countRejection) {
-                    rejected.incrementAndGet();
+                    lifecycle.reject();
                 }
                 return false;
             }
@@ -282,7 +252,7 @@ final class Writer {
                 long timeout = onWriterThread() ? 0 : timeoutNanos; // a provider writing back
                 wait = Deadline.afterNanos(ticker, timeout);
             }
-            if (!awaitRoom(wait, queue.capacity())) {
+            if (!lifecycle.awaitRoom(wait, queue.capacity())) {
                 return false; // shutdown began while this caller waited; the drain counted it
             }
         }
@@ -317,7 +287,7 @@ final class Writer {
                 try {
                     log.checkRoom(logged);
                 } catch (RuntimeException e) {
-                    rejected.incrementAndGet();
+                    lifecycle.reject();
                     throw e;
                 }
             }
@@ -370,75 +340,22 @@ final class Writer {
 
     /**
      * A write accepted while the manager has no provider: delivered at once to every provider of its
-     * empty route, with no thread started for it. Under {@link #waits}, where the drain changes the
-     * state, so a write accepted here is in the drain's count and one refused is counted rejected.
+     * empty route, with no thread started for it; counted where the drain changes the state, so a
+     * write accepted here is in the drain's count and one refused is counted rejected.
      */
     private boolean deliverToNobody() {
-        waits.lock();
-        try {
-            if (state != State.RUNNING) {
-                rejected.incrementAndGet();
-                return false;
-            }
-            toNobody.incrementAndGet();
-            return true;
-        } finally {
-            waits.unlock();
-        }
-    }
-
-    /**
-     * Waits until fewer than {@code limit} writes wait for the writer: room in the queue at its
-     * capacity. Holds no reservation while it waits, so shutdown never waits for a waiting caller:
-     * it counts it as rejected and wakes it.
-     *
-     * @return true to try again; false if shutdown began while waiting (the drain counted this
-     *     caller as rejected)
-     */
-    private boolean awaitRoom(Deadline wait, long limit) {
-        waits.lock();
-        try {
-            if (state != State.RUNNING) {
-                return true; // the retry finds the state and counts the rejection itself
-            }
-            callersWaiting++;
-            thread.unpark(); // the writer makes room by taking a batch
-            try {
-                while (queue.untaken() >= limit && state == State.RUNNING) {
-                    if (wait.expired()) {
-                        rejected.incrementAndGet();
-                        throw queueFull(wait, false);
-                    }
-                    notFull.awaitNanos(wait.sliceNanos());
-                }
-            } finally {
-                callersWaiting--;
-            }
-            return state == State.RUNNING;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            if (state == State.RUNNING) {
-                rejected.incrementAndGet(); // otherwise the drain already counted this caller
-            }
-            throw queueFull(wait, true);
-        } finally {
-            waits.unlock();
-        }
-    }
-
-    private QueueFullException queueFull(Deadline wait, boolean interrupted) {
-        return new QueueFullException(managerName, queue.capacity(), pending(), wait.elapsed().toMillis(), interrupted);
+        return lifecycle.acceptIfRunning(toNobody);
     }
 
     /** Starts the writer before a caller reserves; if it cannot, the caller's write is rejected. */
     private void startWriterOrReject() {
-        if (state != State.RUNNING) {
+        if (lifecycle.state() != Lifecycle.State.RUNNING) {
             return; // the reservation is refused and counted; no thread for that
         }
         try {
             loop.start();
         } catch (Throwable t) { // even OutOfMemoryError: "unable to create native thread" is that
-            rejected.incrementAndGet();
+            lifecycle.reject();
             throw new RejectedExecutionException("memory manager '" + managerName + "' could not start its writer "
                     + "thread (" + t + "); the write was not accepted and is counted as rejected", t);
         }
@@ -457,7 +374,7 @@ final class Writer {
         Boundaries.Boundary b;
         claim.lock.lock();
         try {
-            if (state != State.RUNNING) {
+            if (lifecycle.state() != Lifecycle.State.RUNNING) {
                 return CompletableFuture.failedFuture(new StoppedException("memory manager '" + managerName + "'",
                         "commitSessionBoundaryAsync"));
             }
@@ -493,7 +410,7 @@ final class Writer {
         long start = ticker.read();
         long deadline = Checks.saturatedAdd(start, timeoutNanos);
         flushWaits.incrementAndGet();
-        boolean met = awaitFinished(target, () -> deadline);
+        boolean met = lifecycle.awaitFinished(target, () -> deadline);
         flushWaitNanos.addAndGet(Math.max(0, ticker.read() - start));
         if (!met) {
             flushTimeouts.incrementAndGet();
@@ -509,41 +426,9 @@ final class Writer {
         return met;
     }
 
-    /** Waits until {@code target} writes are finished; false at the deadline, on interrupt or abandonment. */
-    private boolean awaitFinished(long target, LongSupplier deadline) {
-        return awaitProgress(() -> queue.finished() >= target,
-                () -> state == State.ABANDONED && target > queue.reserved() - abandonedCount, deadline);
-    }
-
-    /**
-     * Waits, under {@link #waits}, until {@code done} holds; false once {@code hopeless} holds, at
-     * the deadline, or on interrupt (the flag restored). Re-reads the ticker at every slice.
-     */
-    private boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, LongSupplier deadline) {
-        waits.lock();
-        progressWaiters++;
-        thread.unpark();
-        try {
-            while (!done.getAsBoolean()) {
-                long remaining = deadline.getAsLong() - ticker.read();
-                if (hopeless.getAsBoolean() || remaining <= 0) {
-                    return false;
-                }
-                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS));
-            }
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } finally {
-            progressWaiters--;
-            waits.unlock();
-        }
-    }
-
     /** Writes accepted but neither finished nor abandoned: queued, or being written now. */
     long pending() {
-        return Math.max(0, queue.reserved() - queue.finished() - abandonedCount);
+        return lifecycle.pending();
     }
 
     /** The session of the last write the writer finished; null before the first. */
@@ -553,7 +438,7 @@ final class Writer {
 
     /** Writes rejected so far. */
     long rejectedSoFar() {
-        return rejected.get();
+        return lifecycle.rejected();
     }
 
     /** The figures of {@link WriteFigures}, read now. */
@@ -572,10 +457,10 @@ final class Writer {
         Duration age = Duration.ofMillis(Math.max(0, now - oldestSince));
         SpoolFigures spool = log == null ? SpoolFigures.NONE : log.figures().withOldestUndeliveredAge(age);
         long drained = drains; // before drainNanos: once it reads 1, the drain's time is there
-        return new WriteFigures(queue.reserved() + nobody, delivered, failed, abandonedCount, rejected.get(), pending(),
-                age, progress.batches(), progress.batchedWrites(), progress.largestBatch(), flushWaits.get(),
-                flushTimeouts.get(), Duration.ofNanos(flushWaitNanos.get()), drained, Duration.ofNanos(drainNanos),
-                spool);
+        return new WriteFigures(queue.reserved() + nobody, delivered, failed, lifecycle.abandonedCount(),
+                lifecycle.rejected(), pending(), age, progress.batches(), progress.batchedWrites(),
+                progress.largestBatch(), flushWaits.get(), flushTimeouts.get(), Duration.ofNanos(flushWaitNanos.get()),
+                drained, Duration.ofNanos(drainNanos), spool);
     }
 
     /**
@@ -600,49 +485,6 @@ final class Writer {
             untakenSinceMillis = now;
         }
         return untakenSinceMillis;
-    }
-
-    // ---- what the writer tells the waiters -----------------------------------------------------
-
-    /** The lifecycle state, for the writer's loop. */
-    State state() {
-        return state;
-    }
-
-    /**
-     * {@return whether the writer may linger for a fuller batch: it runs, and nobody waits for it,
-     * neither a flush or the drain for progress nor a caller for room}
-     */
-    boolean mayLinger() {
-        return state == State.RUNNING && progressWaiters == 0 && callersWaiting == 0;
-    }
-
-    /** The writer took a batch: wakes the callers waiting for room, if there are any. */
-    void roomMade() {
-        if (callersWaiting > 0) {
-            signal(notFull);
-        }
-    }
-
-    /** The writer published a chunk: wakes the flushes and the drain, if any wait. */
-    void writesFinished() {
-        if (progressWaiters > 0) {
-            signalProgress();
-        }
-    }
-
-    /** Wakes the flushes and the drain, so they look at the counts and the state again. */
-    void signalProgress() {
-        signal(progressed);
-    }
-
-    private void signal(Condition condition) {
-        waits.lock();
-        try {
-            condition.signalAll();
-        } finally {
-            waits.unlock();
-        }
     }
 
     // ---- for tests ----------------------------------------------------------------------------
@@ -682,7 +524,7 @@ final class Writer {
      */
     void tightenDrainDeadline(long deadline) {
         drainDeadline.accumulateAndGet(deadline, Math::min);
-        signalProgress();
+        lifecycle.signalProgress();
     }
 
     /**
@@ -718,23 +560,14 @@ final class Writer {
 
     private Outcome drainQueue(long deadline) {
         drainDeadline.accumulateAndGet(deadline, Math::min);
-        long target;
-        waits.lock();
-        try {
-            target = queue.close(); // final: no write can be reserved after this
-            state = State.DRAINING;
-            rejected.addAndGet(callersWaiting); // callers waiting for room are rejected as they wake
-            notFull.signalAll();
-        } finally {
-            waits.unlock();
-        }
+        long target = lifecycle.beginDrain(); // final: no write can be reserved after this
         Thread w = thread.current();
         if (w != null) {
             LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
         }
         boolean onWriter = Thread.currentThread() == w;
         boolean complete = queue.finished() >= target && !boundaries.hasPending()
-                || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get)
+                || (!onWriter && writerRunsFor(target) && lifecycle.awaitFinished(target, drainDeadline::get)
                         && awaitBoundaries(drainDeadline::get));
         claim.lock.lock();
         try {
@@ -752,7 +585,8 @@ final class Writer {
 
     /** Waits until no session boundary is pending; false at the deadline, on interrupt or abandonment. */
     private boolean awaitBoundaries(LongSupplier deadline) {
-        return awaitProgress(() -> !boundaries.hasPending(), () -> state == State.ABANDONED, deadline);
+        return lifecycle.awaitProgress(() -> !boundaries.hasPending(),
+                () -> lifecycle.state() == Lifecycle.State.ABANDONED, deadline);
     }
 
     /** Makes sure a writer runs while writes or boundaries wait; false if none can (they are then abandoned at once). */
@@ -778,12 +612,7 @@ final class Writer {
      *     writing), or {@link BatchClaim#STOPPED} if a dying writer already gave the batch up
      */
     private int abandonRest() {
-        waits.lock();
-        try {
-            state = State.ABANDONED;
-        } finally {
-            waits.unlock();
-        }
+        lifecycle.abandon();
         int from = claim.claimRest();
         claim.addFrom(from, abandoned);
         boundaries.abandonDeferred(abandoned); // taken off the queue, waiting for a boundary: never started
@@ -810,8 +639,7 @@ final class Writer {
             }
             Thread.yield();
         }
-        abandonedCount = abandoned.size();
-        signalProgress(); // flushes waiting for abandoned writes return false now
+        lifecycle.abandoned(abandoned.size()); // flushes waiting for abandoned writes return false now
         return from;
     }
 
