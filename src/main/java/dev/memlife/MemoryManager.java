@@ -109,10 +109,10 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         if (spool != null) {
             spool.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(threadFactory));
         }
-        this.writer = new Writer(name, idPrefix, b.queueCapacity, b.maxBatchSize,
-                Checks.saturatedNanos(b.writerKeepAlive), WriteLoop.LINGER_NANOS,
+        this.writer = new Writer(new WriterContext(name, idPrefix, new WriterContext.Settings(b.queueCapacity,
+                b.maxBatchSize, Checks.saturatedNanos(b.writerKeepAlive), WriteLoop.LINGER_NANOS),
                 Threads.named("memlife-writer-" + name).orUser(threadFactory), b.ticker, warnings, calls,
-                () -> providers, spool);
+                () -> providers, spool));
         this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threadFactory),
                 b.ticker, calls, warnings);
     }

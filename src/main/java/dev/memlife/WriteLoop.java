@@ -100,24 +100,22 @@ final class WriteLoop {
     @SuppressWarnings("unused") // through LAST_SESSION
     private String lastSession;
 
-    /** The loop of {@code writer}, over its queue, claim and progress. */
-    WriteLoop(Lifecycle lifecycle, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
-            Progress progress, ProviderCalls calls, ThrottledLog warnings, WriterThread thread, int maxBatchSize,
-            long keepAliveNanos, long lingerNanos, Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
-        this.lifecycle = lifecycle;
-        this.managerName = managerName;
-        this.queue = queue;
-        this.claim = claim;
-        this.boundaries = boundaries;
-        this.progress = progress;
-        this.calls = calls;
-        this.warnings = warnings;
-        this.thread = thread;
-        this.maxBatchSize = maxBatchSize;
-        this.keepAliveNanos = keepAliveNanos;
-        this.lingerNanos = lingerNanos;
-        this.providers = providers;
-        this.log = log;
+    /** The loop of the writer thread over the parts {@code context} holds; starts no thread yet. */
+    WriteLoop(WriterContext context) {
+        this.lifecycle = context.lifecycle;
+        this.managerName = context.managerName;
+        this.queue = context.queue;
+        this.claim = context.claim;
+        this.boundaries = context.boundaries;
+        this.progress = context.progress;
+        this.calls = context.calls;
+        this.warnings = context.warnings;
+        this.thread = context.thread;
+        this.maxBatchSize = context.settings.maxBatchSize();
+        this.keepAliveNanos = context.settings.keepAliveNanos();
+        this.lingerNanos = context.settings.lingerNanos();
+        this.providers = context.providers;
+        this.log = context.log;
     }
 
     // ---- the thread ----------------------------------------------------------------------------

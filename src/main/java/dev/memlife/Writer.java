@@ -3,7 +3,6 @@ package dev.memlife;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Events;
-import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.WriteAheadLog;
 import java.time.Duration;
@@ -15,7 +14,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 
 /**
  * The write path of one {@link MemoryManager}: a bounded FIFO queue ({@link TurnQueue}), the one
@@ -45,28 +43,8 @@ import java.util.function.Supplier;
  * before it, and at most {@code n} writes were linked by then, so they are all among the first
  * {@code n} the writer finishes.
  *
- * <p><b>Four locks, and the order they are taken in.</b>
- * <ul>
- *   <li>The <em>start lock</em> ({@link WriterThread}) guards starting the writer thread and
- *       forgetting a dead or retired one ({@link WriteLoop}: an idle writer gives its thread up
- *       after its keep-alive). The user's thread factory runs under it; nothing else does.
- *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue,
- *       the batch in progress and the session {@link Boundaries}. The writer holds it while it
- *       takes a batch; the drain, while it claims what the writer has not started and takes its
- *       snapshot; a caller, briefly, to queue a boundary or read the {@link #figures()}.
- *   <li>{@code waits} ({@link Lifecycle}) guards changes of the state and its two conditions:
- *       callers waiting for room, flushes and the drain waiting for progress.
- *   <li>The <em>failed-ids lock</em> ({@code Progress.failedLock}) guards the ids of failed
- *       writes: the writer adds to them when a write fails; the drain copies them.
- * </ul>
- * The one nesting allowed is the drain's: the batch lock, then {@code waits} (to mark the writer
- * abandoned and wake the flushes) or the failed-ids lock (for its snapshot), one at a time. {@code
- * waits} and the failed-ids lock are leaves: no lock is taken while either is held. The start lock
- * is never held with another. So no two threads can wait for each other. <b>No lock is held while
- * a provider runs</b>: the writer calls the providers between two batch-lock sections, and the
- * providers' {@code shutdown()} runs after {@link #drain} has returned. Ending the writer's leases
- * under the batch lock ({@link WriteLoop#releaseLeases}) cannot run a {@code shutdown()} there: a
- * provider's gate closes only after the drain.
+ * <p><b>Four locks</b> guard the parts the callers, the writer and the drain share: {@link
+ * WriterContext} gives them, and the order they are taken in.
  *
  * <p><b>The drain claim.</b> Every accepted write is started by the writer or abandoned by the
  * drain, never both and never neither. The writer claims each chunk, by a compare-and-set of the
@@ -106,7 +84,7 @@ final class Writer {
     private final TurnQueue queue;
     private final Progress progress;
     private final BatchClaim claim;
-    private final Boundaries boundaries = new Boundaries();
+    private final Boundaries boundaries;
     private final WriterThread thread;
     private final Lifecycle lifecycle;
     private final WriteLoop loop;
@@ -151,23 +129,22 @@ final class Writer {
      */
     private final int replayAhead;
 
-    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, long keepAliveNanos, long lingerNanos,
-            Threads threads, Ticker ticker, ThrottledLog warnings, ProviderCalls calls,
-            Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
-        this.managerName = managerName;
-        this.log = log;
-        this.idPrefix = idPrefix;
-        this.ticker = ticker;
-        this.warnings = warnings;
-        this.queue = new TurnQueue(capacity);
-        this.replayAhead = (int) Math.min(capacity, 2L * maxBatchSize);
-        this.progress = new Progress(idPrefix);
-        this.claim = new BatchClaim();
+    /** The callers' side of the write path {@code context} holds the parts of; starts no thread yet. */
+    Writer(WriterContext context) {
+        this.managerName = context.managerName;
+        this.idPrefix = context.idPrefix;
+        this.ticker = context.ticker;
+        this.warnings = context.warnings;
+        this.log = context.log;
+        this.queue = context.queue;
+        this.progress = context.progress;
+        this.claim = context.claim;
+        this.boundaries = context.boundaries;
+        this.thread = context.thread;
+        this.lifecycle = context.lifecycle;
+        this.replayAhead = (int) Math.min(context.settings.capacity(), 2L * context.settings.maxBatchSize());
         this.abandoned = new WriteIds.Builder(idPrefix);
-        this.thread = new WriterThread(managerName, threads);
-        this.lifecycle = new Lifecycle(managerName, ticker, queue, thread);
-        this.loop = new WriteLoop(lifecycle, managerName, queue, claim, boundaries, progress, calls, warnings, thread,
-                maxBatchSize, keepAliveNanos, lingerNanos, providers, log);
+        this.loop = new WriteLoop(context);
     }
 
     // ---- callers ---------------------------------------------------------------------------

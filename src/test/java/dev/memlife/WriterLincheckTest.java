@@ -45,8 +45,9 @@ public class WriterLincheckTest {
     private final Ledger ledger = new Ledger();
     private final RegisteredProvider[] route = {new RegisteredProvider(new Recorder(ledger), "recorder", true)};
     private final ThrottledLog quiet = new ThrottledLog(NOPLogger.NOP_LOGGER);
-    private final Writer writer = new Writer("lincheck", "w", CAPACITY, 2, 0L, 0L, WriterThread.BY_HAND, () -> 0L, quiet,
-            new ProviderCalls("lincheck"), () -> route, null);
+    private final Writer writer = new Writer(new WriterContext("lincheck", "w",
+            new WriterContext.Settings(CAPACITY, 2, 0L, 0L), WriterThread.BY_HAND, () -> 0L, quiet,
+            new ProviderCalls("lincheck"), () -> route, null));
 
     /** A caller's {@code syncAll}: never waits (timeout 0), so a full queue throws. */
     @Operation
