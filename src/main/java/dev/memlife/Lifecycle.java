@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
-import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * A writer's lifecycle {@link State}, and everyone who waits on the writer: callers for room in a
@@ -30,7 +30,6 @@ final class Lifecycle {
     }
 
     private final String managerName;
-    private final Ticker ticker;
     private final TurnQueue queue;
     private final WriterThread thread;
 
@@ -53,9 +52,8 @@ final class Lifecycle {
      */
     private volatile int progressWaiters;
 
-    Lifecycle(String managerName, Ticker ticker, TurnQueue queue, WriterThread thread) {
+    Lifecycle(String managerName, TurnQueue queue, WriterThread thread) {
         this.managerName = managerName;
-        this.ticker = ticker;
         this.queue = queue;
         this.thread = thread;
     }
@@ -194,22 +192,23 @@ final class Lifecycle {
     // ---- flushes and the drain ---------------------------------------------------------------
 
     /** Waits until {@code target} writes are finished; false at the deadline, on interrupt or abandonment. */
-    boolean awaitFinished(long target, LongSupplier deadline) {
+    boolean awaitFinished(long target, Supplier<Deadline> deadline) {
         return awaitProgress(() -> queue.finished() >= target,
                 () -> state == State.ABANDONED && target > queue.reserved() - abandonedCount, deadline);
     }
 
     /**
      * Waits, under {@link #waits}, until {@code done} holds; false once {@code hopeless} holds, at
-     * the deadline, or on interrupt (the flag restored). Re-reads the ticker at every slice.
+     * the deadline, or on interrupt (the flag restored). Re-reads the deadline, and its ticker, at
+     * every slice: the drain's may move earlier meanwhile.
      */
-    boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, LongSupplier deadline) {
+    boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, Supplier<Deadline> deadline) {
         waits.lock();
         progressWaiters++;
         thread.unpark(); // ends a linger: the writer is needed now
         try {
             while (!done.getAsBoolean()) {
-                long remaining = deadline.getAsLong() - ticker.read();
+                long remaining = deadline.get().remainingNanos();
                 if (hopeless.getAsBoolean() || remaining <= 0) {
                     return false;
                 }

@@ -1,6 +1,5 @@
 package dev.memlife;
 
-import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Events;
 import dev.memlife.internal.ThrottledLog;
@@ -11,9 +10,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The write path of one {@link MemoryManager}: a bounded FIFO queue ({@link TurnQueue}), the one
@@ -117,8 +117,8 @@ final class Writer {
     // ---- the drain's claim, under the batch lock ----
     /** The writes the drain abandoned. */
     private final WriteIds.Builder abandoned;
-    /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
-    private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
+    /** The drain's deadline; only ever moves earlier. */
+    private final AtomicReference<Deadline> drainDeadline;
     /**
      * How many replayed writes may wait in the queue for the writer: two batches, or the queue's
      * capacity if that is less. A replay decodes far faster than a store takes writes, so a
@@ -144,6 +144,7 @@ final class Writer {
         this.lifecycle = context.lifecycle;
         this.replayAhead = (int) Math.min(context.settings.capacity(), 2L * context.settings.maxBatchSize());
         this.abandoned = new WriteIds.Builder(idPrefix);
+        this.drainDeadline = new AtomicReference<>(Deadline.afterNanos(ticker, Long.MAX_VALUE));
         this.loop = new WriteLoop(context);
     }
 
@@ -193,7 +194,8 @@ final class Writer {
         if (thread.current() == null) {
             startWriterOrReject();
         }
-        if (queue.untaken() >= replayAhead && !lifecycle.awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
+        if (queue.untaken() >= replayAhead
+                && !lifecycle.awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
             return false;
         }
         return admit(QueuedTurn.replayed(given, route, position), null, Long.MAX_VALUE, false);
@@ -384,11 +386,10 @@ final class Writer {
         }
         Events.Flush event = new Events.Flush();
         event.begin();
-        long start = ticker.read();
-        long deadline = Checks.saturatedAdd(start, timeoutNanos);
+        Deadline wait = Deadline.afterNanos(ticker, timeoutNanos);
         flushWaits.incrementAndGet();
-        boolean met = lifecycle.awaitFinished(target, () -> deadline);
-        flushWaitNanos.addAndGet(Math.max(0, ticker.read() - start));
+        boolean met = lifecycle.awaitFinished(target, () -> wait);
+        flushWaitNanos.addAndGet(Math.max(0, wait.elapsedNanos()));
         if (!met) {
             flushTimeouts.incrementAndGet();
         }
@@ -499,8 +500,8 @@ final class Writer {
      * Moves the drain's deadline earlier (a later deadline changes nothing), and wakes the drain
      * so it sees it.
      */
-    void tightenDrainDeadline(long deadline) {
-        drainDeadline.accumulateAndGet(deadline, Math::min);
+    void tightenDrainDeadline(long deadline) { // a reading of the ticker
+        drainDeadline.accumulateAndGet(Deadline.at(ticker, deadline), Deadline::earlier);
         lifecycle.signalProgress();
     }
 
@@ -511,15 +512,15 @@ final class Writer {
      * manager down) it does not wait: the writer cannot drain while it is inside this call. Timed
      * for the figures, and recorded ({@link Events.Drain}).
      */
-    Outcome drain(long deadline) {
+    Outcome drain(long deadline) { // a reading of the ticker
         Events.Drain event = new Events.Drain();
         event.begin();
-        long start = ticker.read();
+        Deadline budget = Deadline.at(ticker, deadline);
         long pendingBefore = pending();
         long deliveredBefore = progress.delivered() + toNobody.get();
         long failedBefore = progress.failed();
-        Outcome outcome = drainQueue(deadline);
-        drainNanos = Math.max(0, ticker.read() - start);
+        Outcome outcome = drainQueue(budget);
+        drainNanos = Math.max(0, budget.elapsedNanos());
         drains = 1;
         event.end();
         if (event.shouldCommit()) {
@@ -529,14 +530,14 @@ final class Writer {
             event.failed = outcome.failed() - failedBefore;
             event.abandoned = outcome.abandonedIds().size();
             event.stillRunning = outcome.stillRunning();
-            event.budget = Math.max(0, deadline - start);
+            event.budget = budget.budget().toNanos();
             event.commit();
         }
         return outcome;
     }
 
-    private Outcome drainQueue(long deadline) {
-        drainDeadline.accumulateAndGet(deadline, Math::min);
+    private Outcome drainQueue(Deadline deadline) {
+        drainDeadline.accumulateAndGet(deadline, Deadline::earlier);
         long target = lifecycle.beginDrain(); // final: no write can be reserved after this
         Thread w = thread.current();
         if (w != null) {
@@ -561,7 +562,7 @@ final class Writer {
     }
 
     /** Waits until no session boundary is pending; false at the deadline, on interrupt or abandonment. */
-    private boolean awaitBoundaries(LongSupplier deadline) {
+    private boolean awaitBoundaries(Supplier<Deadline> deadline) {
         return lifecycle.awaitProgress(() -> !boundaries.hasPending(),
                 () -> lifecycle.state() == Lifecycle.State.ABANDONED, deadline);
     }
@@ -594,8 +595,7 @@ final class Writer {
         claim.addFrom(from, abandoned);
         boundaries.abandonDeferred(abandoned); // taken off the queue, waiting for a boundary: never started
         long unlinked = queue.reserved() - queue.taken(); // final: the queue is closed
-        boolean waiting = false;
-        long waitStart = 0;
+        Deadline linkWait = null; // set when a reserved write is first found unlinked
         for (long n = 0; n < unlinked; ) {
             Turn t = queue.poll();
             if (t != null) {
@@ -605,10 +605,9 @@ final class Writer {
             }
             // A caller reserved this write and is about to link it. The real ticker, not the injected
             // one: a manual ticker that never moves must not make the drain wait forever.
-            if (!waiting) {
-                waiting = true;
-                waitStart = System.nanoTime();
-            } else if (System.nanoTime() - waitStart > LINK_WAIT_NANOS) {
+            if (linkWait == null) {
+                linkWait = Deadline.afterNanos(Ticker.system(), LINK_WAIT_NANOS);
+            } else if (linkWait.expired()) {
                 warnings.warn(managerName + "/unlinked", "memory manager '" + managerName + "': " + (unlinked - n)
                         + " accepted writes were never linked into the queue (their callers died between the two "
                         + "steps of an append); they are reported as still running", null);

@@ -79,6 +79,6 @@ final class WriterContext {
         this.queue = new TurnQueue(settings.capacity());
         this.progress = new Progress(idPrefix);
         this.thread = new WriterThread(managerName, threads);
-        this.lifecycle = new Lifecycle(managerName, ticker, queue, thread);
+        this.lifecycle = new Lifecycle(managerName, queue, thread);
     }
 }
