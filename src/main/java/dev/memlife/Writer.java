@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  * The write path of one {@link MemoryManager}: a bounded FIFO queue ({@link TurnQueue}), the one
  * writer thread that empties it in batches ({@link WriteLoop}), the flush barrier, and the bounded
  * drain at shutdown. This class is the callers' and shutdown's side: admission ({@link #enqueue}),
- * the barrier ({@link #flush}) and the drain ({@link #drain}). The lifecycle state, and the
+ * the barrier ({@link #flush}, {@link FlushBarrier}) and the drain ({@link #drain}). The lifecycle state, and the
  * threads waiting on the writer, are {@link Lifecycle}; the writer thread is {@link WriterThread}. What
  * the writer has finished is {@link Progress}; the batch it is working on, and who owns each of its
  * writes, is {@link BatchClaim}; every provider call goes through {@link ProviderCalls}.
@@ -34,14 +34,6 @@ import java.util.function.Supplier;
  * so an exception from {@code syncAll} always means that nothing was queued; only that caller (the
  * first, or the first after the writer died) takes the start lock. Only a caller that finds the
  * queue full takes the lock of {@link Lifecycle}, and reads the ticker.
- *
- * <p><b>Progress is published per write.</b> The writer hands a <em>chunk</em> (one write, or a
- * run of writes for providers that take batches) to every provider of its route, then publishes
- * it as delivered or failed ({@link Progress}, {@link TurnQueue#finished()}): release stores, as
- * only the writer writes them. A flush that starts when {@code n} writes were reserved is met once
- * {@code finished >= n}: every write whose {@code syncAll} returned before the flush was linked
- * before it, and at most {@code n} writes were linked by then, so they are all among the first
- * {@code n} the writer finishes.
  *
  * <p><b>Four locks</b> guard the parts the callers, the writer and the drain share: {@link
  * WriterContext} gives them, and the order they are taken in.
@@ -88,6 +80,7 @@ final class Writer {
     private final WriterThread thread;
     private final Lifecycle lifecycle;
     private final WriteLoop loop;
+    private final FlushBarrier barrier;
     /** The durable spool every write is appended to before it is queued; null without one. */
     private final WriteAheadLog log;
 
@@ -96,13 +89,6 @@ final class Writer {
      * (empty) route at once, without the queue or a writer thread, and without a write id.
      */
     private final AtomicLong toNobody = new AtomicLong();
-    /**
-     * Flushes that had to wait, those of them that returned false, and how long they waited in all
-     * (on the {@link #ticker}); counted off the fast path.
-     */
-    private final AtomicLong flushWaits = new AtomicLong();
-    private final AtomicLong flushTimeouts = new AtomicLong();
-    private final AtomicLong flushWaitNanos = new AtomicLong();
     /** How long the drain took, on the {@link #ticker}; written once, before {@link #drains}. */
     private volatile long drainNanos;
     /** 1 once the drain has returned. */
@@ -146,6 +132,7 @@ final class Writer {
         this.abandoned = new WriteIds.Builder(idPrefix);
         this.drainDeadline = new AtomicReference<>(Deadline.afterNanos(ticker, Long.MAX_VALUE));
         this.loop = new WriteLoop(context);
+        this.barrier = new FlushBarrier(context);
     }
 
     // ---- callers ---------------------------------------------------------------------------
@@ -371,37 +358,12 @@ final class Writer {
     // ---- the barrier -------------------------------------------------------------------------
 
     /**
-     * The flush barrier: true once every write accepted before this call has been handed to every
-     * provider; false on timeout, interrupt, abandonment, or when called from the writer itself.
-     * Only a flush that has to wait is counted, timed and recorded ({@link Events.Flush}).
+     * The flush barrier ({@link FlushBarrier}): true once every write accepted before this call
+     * has been handed to every provider; false on timeout, interrupt, abandonment, or when called
+     * from the writer itself.
      */
     boolean flush(long timeoutNanos) {
-        long target = queue.reserved();
-        long finished = queue.finished();
-        if (finished >= target) {
-            return true;
-        }
-        if (onWriterThread()) {
-            return false; // the writer cannot wait for itself
-        }
-        Events.Flush event = new Events.Flush();
-        event.begin();
-        Deadline wait = Deadline.afterNanos(ticker, timeoutNanos);
-        flushWaits.incrementAndGet();
-        boolean met = lifecycle.awaitFinished(target, () -> wait);
-        flushWaitNanos.addAndGet(Math.max(0, wait.elapsedNanos()));
-        if (!met) {
-            flushTimeouts.incrementAndGet();
-        }
-        event.end();
-        if (event.shouldCommit()) {
-            event.manager = managerName;
-            event.writes = target - finished;
-            event.met = met;
-            event.timeout = timeoutNanos;
-            event.commit();
-        }
-        return met;
+        return barrier.flush(timeoutNanos);
     }
 
     /** Writes accepted but neither finished nor abandoned: queued, or being written now. */
@@ -437,7 +399,7 @@ final class Writer {
         long drained = drains; // before drainNanos: once it reads 1, the drain's time is there
         return new WriteFigures(queue.reserved() + nobody, delivered, failed, lifecycle.abandonedCount(),
                 lifecycle.rejected(), pending(), age, progress.batches(), progress.batchedWrites(),
-                progress.largestBatch(), flushWaits.get(), flushTimeouts.get(), Duration.ofNanos(flushWaitNanos.get()),
+                progress.largestBatch(), barrier.waits(), barrier.timeouts(), barrier.waited(),
                 drained, Duration.ofNanos(drainNanos), spool);
     }
 
