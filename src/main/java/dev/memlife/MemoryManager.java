@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -82,11 +83,12 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
         if (log != null) {
             log.attach(name, idPrefix, Threads.named("memlife-spool-" + name).orUser(b.threadFactory().orElse(null)));
         }
-        this.writer = new Writer(name, idPrefix, b.queueCapacity, b.maxBatchSize,
-                Checks.saturatedNanos(b.writerKeepAlive), WriteLoop.LINGER_NANOS,
-                Threads.named("memlife-writer-" + name).orUser(b.threadFactory().orElse(null)), b.ticker(), warnings, calls,
-                providers::current, log);
-        this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(b.threadFactory().orElse(null)),
+        ThreadFactory threads = b.threadFactory().orElse(null);
+        this.writer = new Writer(new WriterContext(name, idPrefix, new WriterContext.Settings(b.queueCapacity,
+                b.maxBatchSize, Checks.saturatedNanos(b.writerKeepAlive), WriteLoop.LINGER_NANOS),
+                Threads.named("memlife-writer-" + name).orUser(threads), b.ticker(), warnings, calls,
+                providers::current, log));
+        this.prefetcher = new Prefetcher(name, Threads.numbered("memlife-prefetch-" + name).orUser(threads),
                 b.ticker(), calls, warnings);
         this.hooks = new ProviderHooks(providers, calls, writer);
         this.replay = new LogReplay(name, log, writer, providers);

@@ -1,8 +1,7 @@
 package dev.memlife;
 
-import dev.memlife.Writer.State;
+import dev.memlife.Lifecycle.State;
 import dev.memlife.internal.Events;
-import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.WriteAheadLog;
 import java.lang.invoke.MethodHandles;
@@ -75,7 +74,7 @@ final class WriteLoop {
         RETIRE
     }
 
-    private final Writer writer;
+    private final Lifecycle lifecycle;
     private final String managerName;
     private final TurnQueue queue;
     private final BatchClaim claim;
@@ -83,7 +82,7 @@ final class WriteLoop {
     private final Progress progress;
     private final ProviderCalls calls;
     private final ThrottledLog warnings;
-    private final Threads threads;
+    private final WriterThread thread;
     private final int maxBatchSize;
     /** How long the writer stays parked with nothing to do before it gives its thread up. */
     private final long keepAliveNanos;
@@ -101,29 +100,22 @@ final class WriteLoop {
     @SuppressWarnings("unused") // through LAST_SESSION
     private String lastSession;
 
-    /** Guards starting (and forgetting) {@link #worker}; nothing else is taken under it. */
-    private final Object startLock = new Object();
-    /** The writer thread once started; null again if it died of an Error. */
-    private volatile Thread worker;
-
-    /** The loop of {@code writer}, over its queue, claim and progress. */
-    WriteLoop(Writer writer, String managerName, TurnQueue queue, BatchClaim claim, Boundaries boundaries,
-            Progress progress, ProviderCalls calls, ThrottledLog warnings, Threads threads, int maxBatchSize,
-            long keepAliveNanos, long lingerNanos, Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
-        this.writer = writer;
-        this.managerName = managerName;
-        this.queue = queue;
-        this.claim = claim;
-        this.boundaries = boundaries;
-        this.progress = progress;
-        this.calls = calls;
-        this.warnings = warnings;
-        this.threads = threads;
-        this.maxBatchSize = maxBatchSize;
-        this.keepAliveNanos = keepAliveNanos;
-        this.lingerNanos = lingerNanos;
-        this.providers = providers;
-        this.log = log;
+    /** The loop of the writer thread over the parts {@code context} holds; starts no thread yet. */
+    WriteLoop(WriterContext context) {
+        this.lifecycle = context.lifecycle;
+        this.managerName = context.managerName;
+        this.queue = context.queue;
+        this.claim = context.claim;
+        this.boundaries = context.boundaries;
+        this.progress = context.progress;
+        this.calls = context.calls;
+        this.warnings = context.warnings;
+        this.thread = context.thread;
+        this.maxBatchSize = context.settings.maxBatchSize();
+        this.keepAliveNanos = context.settings.keepAliveNanos();
+        this.lingerNanos = context.settings.lingerNanos();
+        this.providers = context.providers;
+        this.log = context.log;
     }
 
     // ---- the thread ----------------------------------------------------------------------------
@@ -133,11 +125,6 @@ final class WriteLoop {
         return (String) LAST_SESSION.getAcquire(this);
     }
 
-    /** The writer thread, if one was started (and has not died). */
-    Thread thread() {
-        return worker;
-    }
-
     /**
      * Starts the writer thread unless one runs.
      *
@@ -145,31 +132,7 @@ final class WriteLoop {
      *     native thread" included) if no thread could be made or started
      */
     void start() {
-        synchronized (startLock) {
-            if (worker != null) {
-                return;
-            }
-            if (threads == Writer.BY_HAND) {
-                worker = new Thread(() -> { }, "memlife-writer-by-hand-" + managerName); // never started
-                return;
-            }
-            Thread t = threads.newThread(this::run); // never null: a refusing factory throws
-            worker = t; // before start: a provider calling back from the writer must see itself as the writer
-            try {
-                t.start();
-            } catch (Throwable e) {
-                worker = null;
-                throw e;
-            }
-        }
-    }
-
-    /** Ends a {@linkplain #linger linger} now: a flush, the drain or a caller waiting for room needs the writer. */
-    void endLinger() {
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w); // harmless if it is not lingering: a park that returns at once looks again
-        }
+        thread.start(this::run);
     }
 
     /**
@@ -179,9 +142,7 @@ final class WriteLoop {
      * which reports it.
      */
     void wake() {
-        Thread w = worker;
-        if (w != null) {
-            LockSupport.unpark(w);
+        if (thread.unpark()) {
             return;
         }
         try {
@@ -222,11 +183,9 @@ final class WriteLoop {
                 finishedAt = System.nanoTime();
             }
         } catch (Throwable fatal) { // memlife's own code failed here; what providers throw never gets this far
-            synchronized (startLock) {
-                worker = null;
-            }
+            thread.forget();
             queue.announcePark(); // no writer now: the next caller starts one
-            if (queue.reserved() > queue.taken() && writer.state() != State.ABANDONED) {
+            if (queue.reserved() > queue.taken() && lifecycle.state() != State.ABANDONED) {
                 wake(); // queued writes still need a writer; this one is going down
             }
             throw fatal;
@@ -236,8 +195,8 @@ final class WriteLoop {
     /**
      * Waits a moment for a fuller batch after one of {@code taken} writes, which came after a
      * pause if {@code afterPause}: see the class notes. The park is not announced, so callers do
-     * not wake it; whoever needs the writer sooner makes {@link Writer#mayLinger} false and
-     * {@linkplain #endLinger unparks} it. Any other wake-up (a caller's unpark left over from
+     * not wake it; whoever needs the writer sooner makes {@link Lifecycle#mayLinger} false and
+     * {@linkplain WriterThread#unpark unparks} it. Any other wake-up (a caller's unpark left over from
      * before) parks again for the rest of the time.
      */
     private void linger(int taken, boolean afterPause) {
@@ -245,14 +204,14 @@ final class WriteLoop {
             return;
         }
         long end = System.nanoTime() + lingerNanos;
-        for (long left = lingerNanos; left > 0 && writer.mayLinger() && !Thread.currentThread().isInterrupted();
+        for (long left = lingerNanos; left > 0 && lifecycle.mayLinger() && !Thread.currentThread().isInterrupted();
                 left = end - System.nanoTime()) {
             LockSupport.parkNanos(this, left);
         }
     }
 
     /**
-     * For concurrency checkers that drive the writer by hand (built with {@link Writer#BY_HAND}):
+     * For concurrency checkers that drive the writer by hand (built with {@link WriterThread#BY_HAND}):
      * one pass of the loop on the calling thread, without waiting: take what is linked (one batch)
      * and hand it to the providers. Only one thread may call it.
      *
@@ -267,7 +226,7 @@ final class WriteLoop {
         } finally {
             claim.lock.unlock();
         }
-        if (writer.state() == State.ABANDONED || !queue.hasLinked()) {
+        if (lifecycle.state() == State.ABANDONED || !queue.hasLinked()) {
             return false;
         }
         List<Turn> batch = claim.current(); // only this thread installs it
@@ -302,7 +261,7 @@ final class WriteLoop {
         long idleSince = 0;
         boolean idle = false;
         for (int spins = 0; ; spins++) {
-            State s = writer.state();
+            State s = lifecycle.state();
             if (s == State.ABANDONED) {
                 return Next.STOP;
             }
@@ -323,7 +282,7 @@ final class WriteLoop {
                 idle = true;
                 idleSince = System.nanoTime(); // real time, like a thread pool's keep-alive
             }
-            if (queue.announcePark() && writer.state() == State.RUNNING) {
+            if (queue.announcePark() && lifecycle.state() == State.RUNNING) {
                 long left = keepAliveNanos - (System.nanoTime() - idleSince);
                 if (left <= 0 && retire(batch)) {
                     return Next.RETIRE; // the park announcement stays: the next caller starts a writer
@@ -343,18 +302,10 @@ final class WriteLoop {
      * @return true if retired; false if a write came meanwhile and this thread stays the writer
      */
     private boolean retire(List<Turn> batch) {
-        Thread self = Thread.currentThread();
-        synchronized (startLock) {
-            worker = null;
-        }
-        if (queue.reserved() > queue.taken() || boundaries.hasWork() || writer.state() != State.RUNNING) {
-            synchronized (startLock) {
-                if (worker == null) {
-                    worker = self; // nobody started another: this thread goes on writing
-                    return false;
-                }
-            }
-            return true; // a caller saw no writer and started one: it takes the write
+        thread.forget();
+        if (queue.reserved() > queue.taken() || boundaries.hasWork() || lifecycle.state() != State.RUNNING) {
+            // false if nobody started another: this thread goes on writing; else that one takes the write
+            return !thread.reclaim(Thread.currentThread());
         }
         claim.lock.lock();
         try {
@@ -370,7 +321,7 @@ final class WriteLoop {
     private boolean take(List<Turn> batch) {
         claim.lock.lock();
         try {
-            if (writer.state() == State.ABANDONED) {
+            if (lifecycle.state() == State.ABANDONED) {
                 return false;
             }
             batch.clear();
@@ -393,7 +344,7 @@ final class WriteLoop {
         } finally {
             claim.lock.unlock();
         }
-        writer.roomMade();
+        lifecycle.roomMade();
         return true;
     }
 
@@ -427,7 +378,7 @@ final class WriteLoop {
         } finally {
             claim.lock.unlock();
         }
-        writer.signalProgress(); // a drain may wait for the boundaries
+        lifecycle.signalProgress(); // a drain may wait for the boundaries
     }
 
     /**
@@ -507,7 +458,7 @@ final class WriteLoop {
             log.delivered(((QueuedTurn) batch.get(to - 1)).logPosition, n); // queue order is the spool's: a prefix is finished
         }
         queue.markFinished(n);
-        writer.writesFinished();
+        lifecycle.writesFinished();
         if (claim.reportedRunning(to)) {
             warnings.warn(managerName + "/late", "memory manager '" + managerName + "': "
                     + ProviderCalls.describe(batch, from, to) + ", reported still running at the drain deadline, has "
@@ -525,6 +476,6 @@ final class WriteLoop {
         if (end > finished) {
             publish(batch, finished, end, false);
         }
-        writer.signalProgress();
+        lifecycle.signalProgress();
     }
 }

@@ -1,9 +1,7 @@
 package dev.memlife;
 
-import dev.memlife.internal.Checks;
 import dev.memlife.internal.Deadline;
 import dev.memlife.internal.Events;
-import dev.memlife.internal.Threads;
 import dev.memlife.internal.ThrottledLog;
 import dev.memlife.internal.WriteAheadLog;
 import java.time.Duration;
@@ -12,19 +10,17 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
  * The write path of one {@link MemoryManager}: a bounded FIFO queue ({@link TurnQueue}), the one
  * writer thread that empties it in batches ({@link WriteLoop}), the flush barrier, and the bounded
  * drain at shutdown. This class is the callers' and shutdown's side: admission ({@link #enqueue}),
- * the barrier ({@link #flush}), the drain ({@link #drain}) and the lifecycle {@link State}. What
+ * the barrier ({@link #flush}, {@link FlushBarrier}) and the drain ({@link #drain}). The lifecycle state, and the
+ * threads waiting on the writer, are {@link Lifecycle}; the writer thread is {@link WriterThread}. What
  * the writer has finished is {@link Progress}; the batch it is working on, and who owns each of its
  * writes, is {@link BatchClaim}; every provider call goes through {@link ProviderCalls}.
  *
@@ -37,45 +33,16 @@ import java.util.function.Supplier;
  * began, or rejected and counted. A caller starts the writer thread <em>before</em> it reserves,
  * so an exception from {@code syncAll} always means that nothing was queued; only that caller (the
  * first, or the first after the writer died) takes the start lock. Only a caller that finds the
- * queue full takes {@link #waits}, and reads the ticker.
+ * queue full takes the lock of {@link Lifecycle}, and reads the ticker.
  *
- * <p><b>Progress is published per write.</b> The writer hands a <em>chunk</em> (one write, or a
- * run of writes for providers that take batches) to every provider of its route, then publishes
- * it as delivered or failed ({@link Progress}, {@link TurnQueue#finished()}): release stores, as
- * only the writer writes them. A flush that starts when {@code n} writes were reserved is met once
- * {@code finished >= n}: every write whose {@code syncAll} returned before the flush was linked
- * before it, and at most {@code n} writes were linked by then, so they are all among the first
- * {@code n} the writer finishes.
- *
- * <p><b>Four locks, and the order they are taken in.</b>
- * <ul>
- *   <li>The <em>start lock</em> ({@code WriteLoop.startLock}) guards starting the writer thread
- *       and forgetting a dead or retired one ({@link WriteLoop}: an idle writer gives its thread
- *       up after its keep-alive). The user's thread factory runs under it; nothing else does.
- *   <li>The <em>batch lock</em> ({@link BatchClaim#lock}) guards the taker's end of the queue,
- *       the batch in progress and the session {@link Boundaries}. The writer holds it while it
- *       takes a batch; the drain, while it claims what the writer has not started and takes its
- *       snapshot; a caller, briefly, to queue a boundary or read the {@link #figures()}.
- *   <li>{@link #waits} guards changes of {@link #state} and its two conditions: callers waiting
- *       for room ({@link #notFull}), flushes and the drain waiting for progress ({@link
- *       #progressed}).
- *   <li>The <em>failed-ids lock</em> ({@code Progress.failedLock}) guards the ids of failed
- *       writes: the writer adds to them when a write fails; the drain copies them.
- * </ul>
- * The one nesting allowed is the drain's: the batch lock, then {@code waits} (to mark the writer
- * abandoned and wake the flushes) or the failed-ids lock (for its snapshot), one at a time. {@code
- * waits} and the failed-ids lock are leaves: no lock is taken while either is held. The start lock
- * is never held with another. So no two threads can wait for each other. <b>No lock is held while
- * a provider runs</b>: the writer calls the providers between two batch-lock sections, and the
- * providers' {@code shutdown()} runs after {@link #drain} has returned. Ending the writer's leases
- * under the batch lock ({@link WriteLoop#releaseLeases}) cannot run a {@code shutdown()} there: a
- * provider's gate closes only after the drain.
+ * <p><b>Four locks</b> guard the parts the callers, the writer and the drain share: {@link
+ * WriterContext} gives them, and the order they are taken in.
  *
  * <p><b>The drain claim.</b> Every accepted write is started by the writer or abandoned by the
  * drain, never both and never neither. The writer claims each chunk, by a compare-and-set of the
  * claim word from the chunk's start to its end, before it hands the chunk to the first provider
  * ({@link BatchClaim#claim}). A drain whose deadline has passed takes the batch lock, marks the
- * writer {@link State#ABANDONED}, and swaps the claim word to {@code STOPPED} ({@link
+ * writer {@link Lifecycle.State#ABANDONED}, and swaps the claim word to {@code STOPPED} ({@link
  * BatchClaim#claimRest}). What the writer had claimed by then is its to finish. The rest of the
  * batch, and every write still in the queue, is abandoned: the drain takes those from the queue
  * itself, which is safe because the writer takes only under the batch lock, and never once
@@ -95,22 +62,6 @@ import java.util.function.Supplier;
  */
 final class Writer {
 
-    /** The writer's lifecycle; moves only forward. */
-    enum State {
-        /** Accepting writes and writing them. */
-        RUNNING,
-        /** Shutdown began: new writes are rejected; the queue keeps draining in FIFO order. */
-        DRAINING,
-        /** The drain deadline passed: what the writer had not started was abandoned. */
-        ABANDONED
-    }
-
-    /**
-     * The threads of a writer for concurrency checkers: a writer built with them never starts a
-     * thread; the checker drives it with {@link #stepByHand()}.
-     */
-    static final Threads BY_HAND = Threads.named("memlife-writer-by-hand");
-
     /**
      * How long the drain waits, past its deadline, for a reserved write whose caller has not linked
      * it yet. A caller is a few instructions from linking; only one that died there (a stack
@@ -125,26 +76,19 @@ final class Writer {
     private final TurnQueue queue;
     private final Progress progress;
     private final BatchClaim claim;
-    private final Boundaries boundaries = new Boundaries();
+    private final Boundaries boundaries;
+    private final WriterThread thread;
+    private final Lifecycle lifecycle;
     private final WriteLoop loop;
+    private final FlushBarrier barrier;
     /** The durable spool every write is appended to before it is queued; null without one. */
     private final WriteAheadLog log;
 
-    /** Written only while holding {@link #waits}, read anywhere. */
-    private volatile State state = State.RUNNING;
-    private final AtomicLong rejected = new AtomicLong();
     /**
      * Writes accepted while the manager had no provider: delivered to every provider of their
      * (empty) route at once, without the queue or a writer thread, and without a write id.
      */
     private final AtomicLong toNobody = new AtomicLong();
-    /**
-     * Flushes that had to wait, those of them that returned false, and how long they waited in all
-     * (on the {@link #ticker}); counted off the fast path.
-     */
-    private final AtomicLong flushWaits = new AtomicLong();
-    private final AtomicLong flushTimeouts = new AtomicLong();
-    private final AtomicLong flushWaitNanos = new AtomicLong();
     /** How long the drain took, on the {@link #ticker}; written once, before {@link #drains}. */
     private volatile long drainNanos;
     /** 1 once the drain has returned. */
@@ -156,27 +100,11 @@ final class Writer {
     private long untakenSeq;
     private long untakenSinceMillis;
 
-    // ---- waiting: callers for room, flushes and the drain for progress ----
-    private final ReentrantLock waits = new ReentrantLock();
-    private final Condition notFull = waits.newCondition();
-    private final Condition progressed = waits.newCondition();
-    /** Callers waiting for room; written under {@link #waits}, read by the writer to decide whether to signal. */
-    private volatile int callersWaiting;
-    /**
-     * Threads waiting for progress; written under {@link #waits}, read by the writer after it
-     * publishes. The writer's read may pass its release store of the count (no fence), so a
-     * waiter can miss a signal: it then sees the count at its next slice, {@link
-     * Deadline#MAX_SLICE_NANOS} later at most. Harmless, and it keeps a fence off every write.
-     */
-    private volatile int progressWaiters;
-
     // ---- the drain's claim, under the batch lock ----
     /** The writes the drain abandoned. */
     private final WriteIds.Builder abandoned;
-    /** Size of {@link #abandoned}, for readers outside the lock. */
-    private volatile long abandonedCount;
-    /** The drain's deadline on {@link #ticker}; only ever moves earlier. */
-    private final AtomicLong drainDeadline = new AtomicLong(Long.MAX_VALUE);
+    /** The drain's deadline; only ever moves earlier. */
+    private final AtomicReference<Deadline> drainDeadline;
     /**
      * How many replayed writes may wait in the queue for the writer: two batches, or the queue's
      * capacity if that is less. A replay decodes far faster than a store takes writes, so a
@@ -187,21 +115,24 @@ final class Writer {
      */
     private final int replayAhead;
 
-    Writer(String managerName, String idPrefix, int capacity, int maxBatchSize, long keepAliveNanos, long lingerNanos,
-            Threads threads, Ticker ticker, ThrottledLog warnings, ProviderCalls calls,
-            Supplier<RegisteredProvider[]> providers, WriteAheadLog log) {
-        this.managerName = managerName;
-        this.log = log;
-        this.idPrefix = idPrefix;
-        this.ticker = ticker;
-        this.warnings = warnings;
-        this.queue = new TurnQueue(capacity);
-        this.replayAhead = (int) Math.min(capacity, 2L * maxBatchSize);
-        this.progress = new Progress(idPrefix);
-        this.claim = new BatchClaim();
+    /** The callers' side of the write path {@code context} holds the parts of; starts no thread yet. */
+    Writer(WriterContext context) {
+        this.managerName = context.managerName;
+        this.idPrefix = context.idPrefix;
+        this.ticker = context.ticker;
+        this.warnings = context.warnings;
+        this.log = context.log;
+        this.queue = context.queue;
+        this.progress = context.progress;
+        this.claim = context.claim;
+        this.boundaries = context.boundaries;
+        this.thread = context.thread;
+        this.lifecycle = context.lifecycle;
+        this.replayAhead = (int) Math.min(context.settings.capacity(), 2L * context.settings.maxBatchSize());
         this.abandoned = new WriteIds.Builder(idPrefix);
-        this.loop = new WriteLoop(this, managerName, queue, claim, boundaries, progress, calls, warnings, threads,
-                maxBatchSize, keepAliveNanos, lingerNanos, providers, log);
+        this.drainDeadline = new AtomicReference<>(Deadline.afterNanos(ticker, Long.MAX_VALUE));
+        this.loop = new WriteLoop(context);
+        this.barrier = new FlushBarrier(context);
     }
 
     // ---- callers ---------------------------------------------------------------------------
@@ -220,7 +151,7 @@ final class Writer {
         if (route.length == 0) {
             return deliverToNobody();
         }
-        if (loop.thread() == null) {
+        if (thread.current() == null) {
             startWriterOrReject();
         }
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
@@ -231,7 +162,7 @@ final class Writer {
             try {
                 logged = log.encode(turn);
             } catch (RuntimeException e) { // too large for the spool: nothing was queued
-                rejected.incrementAndGet();
+                lifecycle.reject();
                 throw e;
             }
         }
@@ -247,10 +178,11 @@ final class Writer {
      * @throws QueueFullException if the wait for room was interrupted
      */
     boolean enqueueReplayed(Turn given, long position, RegisteredProvider[] route) {
-        if (loop.thread() == null) {
+        if (thread.current() == null) {
             startWriterOrReject();
         }
-        if (queue.untaken() >= replayAhead && !awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
+        if (queue.untaken() >= replayAhead
+                && !lifecycle.awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
             return false;
         }
         return admit(QueuedTurn.replayed(given, route, position), null, Long.MAX_VALUE, false);
@@ -258,7 +190,7 @@ final class Writer {
 
     /** {@return whether the calling thread is the writer's: a provider's call, which must not wait for the writer} */
     boolean onWriterThread() {
-        return Thread.currentThread() == loop.thread();
+        return thread.isCurrent();
     }
 
     /**
@@ -278,7 +210,7 @@ final class Writer {
             }
             if (seq == TurnQueue.REJECTED) {
                 if (countRejection) {
-                    rejected.incrementAndGet();
+                    lifecycle.reject();
                 }
                 return false;
             }
@@ -286,7 +218,7 @@ final class Writer {
                 long timeout = onWriterThread() ? 0 : timeoutNanos; // a provider writing back
                 wait = Deadline.afterNanos(ticker, timeout);
             }
-            if (!awaitRoom(wait, queue.capacity())) {
+            if (!lifecycle.awaitRoom(wait, queue.capacity())) {
                 return false; // shutdown began while this caller waited; the drain counted it
             }
         }
@@ -321,7 +253,7 @@ final class Writer {
                 try {
                     log.checkRoom(logged);
                 } catch (RuntimeException e) {
-                    rejected.incrementAndGet();
+                    lifecycle.reject();
                     throw e;
                 }
             }
@@ -374,75 +306,22 @@ final class Writer {
 
     /**
      * A write accepted while the manager has no provider: delivered at once to every provider of its
-     * empty route, with no thread started for it. Under {@link #waits}, where the drain changes the
-     * state, so a write accepted here is in the drain's count and one refused is counted rejected.
+     * empty route, with no thread started for it; counted where the drain changes the state, so a
+     * write accepted here is in the drain's count and one refused is counted rejected.
      */
     private boolean deliverToNobody() {
-        waits.lock();
-        try {
-            if (state != State.RUNNING) {
-                rejected.incrementAndGet();
-                return false;
-            }
-            toNobody.incrementAndGet();
-            return true;
-        } finally {
-            waits.unlock();
-        }
-    }
-
-    /**
-     * Waits until fewer than {@code limit} writes wait for the writer: room in the queue at its
-     * capacity. Holds no reservation while it waits, so shutdown never waits for a waiting caller:
-     * it counts it as rejected and wakes it.
-     *
-     * @return true to try again; false if shutdown began while waiting (the drain counted this
-     *     caller as rejected)
-     */
-    private boolean awaitRoom(Deadline wait, long limit) {
-        waits.lock();
-        try {
-            if (state != State.RUNNING) {
-                return true; // the retry finds the state and counts the rejection itself
-            }
-            callersWaiting++;
-            loop.endLinger(); // the writer makes room by taking a batch
-            try {
-                while (queue.untaken() >= limit && state == State.RUNNING) {
-                    if (wait.expired()) {
-                        rejected.incrementAndGet();
-                        throw queueFull(wait, false);
-                    }
-                    notFull.awaitNanos(wait.sliceNanos());
-                }
-            } finally {
-                callersWaiting--;
-            }
-            return state == State.RUNNING;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            if (state == State.RUNNING) {
-                rejected.incrementAndGet(); // otherwise the drain already counted this caller
-            }
-            throw queueFull(wait, true);
-        } finally {
-            waits.unlock();
-        }
-    }
-
-    private QueueFullException queueFull(Deadline wait, boolean interrupted) {
-        return new QueueFullException(managerName, queue.capacity(), pending(), wait.elapsed().toMillis(), interrupted);
+        return lifecycle.acceptIfRunning(toNobody);
     }
 
     /** Starts the writer before a caller reserves; if it cannot, the caller's write is rejected. */
     private void startWriterOrReject() {
-        if (state != State.RUNNING) {
+        if (lifecycle.state() != Lifecycle.State.RUNNING) {
             return; // the reservation is refused and counted; no thread for that
         }
         try {
             loop.start();
         } catch (Throwable t) { // even OutOfMemoryError: "unable to create native thread" is that
-            rejected.incrementAndGet();
+            lifecycle.reject();
             throw new RejectedExecutionException("memory manager '" + managerName + "' could not start its writer "
                     + "thread (" + t + "); the write was not accepted and is counted as rejected", t);
         }
@@ -461,7 +340,7 @@ final class Writer {
         Boundaries.Boundary b;
         claim.lock.lock();
         try {
-            if (state != State.RUNNING) {
+            if (lifecycle.state() != Lifecycle.State.RUNNING) {
                 return CompletableFuture.failedFuture(new StoppedException("memory manager '" + managerName + "'",
                         "commitSessionBoundaryAsync"));
             }
@@ -470,10 +349,7 @@ final class Writer {
         } finally {
             claim.lock.unlock();
         }
-        Thread w = loop.thread();
-        if (w != null) {
-            LockSupport.unpark(w);
-        } else {
+        if (!thread.unpark()) {
             loop.wake(); // starts a writer; if none can start, the boundary runs with the next write or fails at shutdown
         }
         return b.done;
@@ -482,75 +358,17 @@ final class Writer {
     // ---- the barrier -------------------------------------------------------------------------
 
     /**
-     * The flush barrier: true once every write accepted before this call has been handed to every
-     * provider; false on timeout, interrupt, abandonment, or when called from the writer itself.
-     * Only a flush that has to wait is counted, timed and recorded ({@link Events.Flush}).
+     * The flush barrier ({@link FlushBarrier}): true once every write accepted before this call
+     * has been handed to every provider; false on timeout, interrupt, abandonment, or when called
+     * from the writer itself.
      */
     boolean flush(long timeoutNanos) {
-        long target = queue.reserved();
-        long finished = queue.finished();
-        if (finished >= target) {
-            return true;
-        }
-        if (onWriterThread()) {
-            return false; // the writer cannot wait for itself
-        }
-        Events.Flush event = new Events.Flush();
-        event.begin();
-        long start = ticker.read();
-        long deadline = Checks.saturatedAdd(start, timeoutNanos);
-        flushWaits.incrementAndGet();
-        boolean met = awaitFinished(target, () -> deadline);
-        flushWaitNanos.addAndGet(Math.max(0, ticker.read() - start));
-        if (!met) {
-            flushTimeouts.incrementAndGet();
-        }
-        event.end();
-        if (event.shouldCommit()) {
-            event.manager = managerName;
-            event.writes = target - finished;
-            event.met = met;
-            event.timeout = timeoutNanos;
-            event.commit();
-        }
-        return met;
-    }
-
-    /** Waits until {@code target} writes are finished; false at the deadline, on interrupt or abandonment. */
-    private boolean awaitFinished(long target, LongSupplier deadline) {
-        return awaitProgress(() -> queue.finished() >= target,
-                () -> state == State.ABANDONED && target > queue.reserved() - abandonedCount, deadline);
-    }
-
-    /**
-     * Waits, under {@link #waits}, until {@code done} holds; false once {@code hopeless} holds, at
-     * the deadline, or on interrupt (the flag restored). Re-reads the ticker at every slice.
-     */
-    private boolean awaitProgress(BooleanSupplier done, BooleanSupplier hopeless, LongSupplier deadline) {
-        waits.lock();
-        progressWaiters++;
-        loop.endLinger();
-        try {
-            while (!done.getAsBoolean()) {
-                long remaining = deadline.getAsLong() - ticker.read();
-                if (hopeless.getAsBoolean() || remaining <= 0) {
-                    return false;
-                }
-                progressed.awaitNanos(Math.min(remaining, Deadline.MAX_SLICE_NANOS));
-            }
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } finally {
-            progressWaiters--;
-            waits.unlock();
-        }
+        return barrier.flush(timeoutNanos);
     }
 
     /** Writes accepted but neither finished nor abandoned: queued, or being written now. */
     long pending() {
-        return Math.max(0, queue.reserved() - queue.finished() - abandonedCount);
+        return lifecycle.pending();
     }
 
     /** The session of the last write the writer finished; null before the first. */
@@ -560,7 +378,7 @@ final class Writer {
 
     /** Writes rejected so far. */
     long rejectedSoFar() {
-        return rejected.get();
+        return lifecycle.rejected();
     }
 
     /** The figures of {@link WriteFigures}, read now. */
@@ -579,10 +397,10 @@ final class Writer {
         Duration age = Duration.ofMillis(Math.max(0, now - oldestSince));
         SpoolFigures spool = log == null ? SpoolFigures.NONE : log.figures().withOldestUndeliveredAge(age);
         long drained = drains; // before drainNanos: once it reads 1, the drain's time is there
-        return new WriteFigures(queue.reserved() + nobody, delivered, failed, abandonedCount, rejected.get(), pending(),
-                age, progress.batches(), progress.batchedWrites(), progress.largestBatch(), flushWaits.get(),
-                flushTimeouts.get(), Duration.ofNanos(flushWaitNanos.get()), drained, Duration.ofNanos(drainNanos),
-                spool);
+        return new WriteFigures(queue.reserved() + nobody, delivered, failed, lifecycle.abandonedCount(),
+                lifecycle.rejected(), pending(), age, progress.batches(), progress.batchedWrites(),
+                progress.largestBatch(), barrier.waits(), barrier.timeouts(), barrier.waited(),
+                drained, Duration.ofNanos(drainNanos), spool);
     }
 
     /**
@@ -609,54 +427,11 @@ final class Writer {
         return untakenSinceMillis;
     }
 
-    // ---- what the writer tells the waiters -----------------------------------------------------
-
-    /** The lifecycle state, for the writer's loop. */
-    State state() {
-        return state;
-    }
-
-    /**
-     * {@return whether the writer may linger for a fuller batch: it runs, and nobody waits for it,
-     * neither a flush or the drain for progress nor a caller for room}
-     */
-    boolean mayLinger() {
-        return state == State.RUNNING && progressWaiters == 0 && callersWaiting == 0;
-    }
-
-    /** The writer took a batch: wakes the callers waiting for room, if there are any. */
-    void roomMade() {
-        if (callersWaiting > 0) {
-            signal(notFull);
-        }
-    }
-
-    /** The writer published a chunk: wakes the flushes and the drain, if any wait. */
-    void writesFinished() {
-        if (progressWaiters > 0) {
-            signalProgress();
-        }
-    }
-
-    /** Wakes the flushes and the drain, so they look at the counts and the state again. */
-    void signalProgress() {
-        signal(progressed);
-    }
-
-    private void signal(Condition condition) {
-        waits.lock();
-        try {
-            condition.signalAll();
-        } finally {
-            waits.unlock();
-        }
-    }
-
     // ---- for tests ----------------------------------------------------------------------------
 
     /** The writer thread, if one was started; for tests. */
     Thread workerThread() {
-        return loop.thread();
+        return thread.current();
     }
 
     /** The queue; for tests that play a caller who dies halfway through an append. */
@@ -664,7 +439,7 @@ final class Writer {
         return queue;
     }
 
-    /** One pass of the writer's loop on this thread, for a writer built {@link #BY_HAND}: see {@link WriteLoop}. */
+    /** One pass of the writer's loop on this thread, for a writer built {@link WriterThread#BY_HAND}: see {@link WriteLoop}. */
     boolean stepByHand() {
         return loop.stepByHand();
     }
@@ -687,9 +462,9 @@ final class Writer {
      * Moves the drain's deadline earlier (a later deadline changes nothing), and wakes the drain
      * so it sees it.
      */
-    void tightenDrainDeadline(long deadline) {
-        drainDeadline.accumulateAndGet(deadline, Math::min);
-        signalProgress();
+    void tightenDrainDeadline(long deadline) { // a reading of the ticker
+        drainDeadline.accumulateAndGet(Deadline.at(ticker, deadline), Deadline::earlier);
+        lifecycle.signalProgress();
     }
 
     /**
@@ -699,15 +474,15 @@ final class Writer {
      * manager down) it does not wait: the writer cannot drain while it is inside this call. Timed
      * for the figures, and recorded ({@link Events.Drain}).
      */
-    Outcome drain(long deadline) {
+    Outcome drain(long deadline) { // a reading of the ticker
         Events.Drain event = new Events.Drain();
         event.begin();
-        long start = ticker.read();
+        Deadline budget = Deadline.at(ticker, deadline);
         long pendingBefore = pending();
         long deliveredBefore = progress.delivered() + toNobody.get();
         long failedBefore = progress.failed();
-        Outcome outcome = drainQueue(deadline);
-        drainNanos = Math.max(0, ticker.read() - start);
+        Outcome outcome = drainQueue(budget);
+        drainNanos = Math.max(0, budget.elapsedNanos());
         drains = 1;
         event.end();
         if (event.shouldCommit()) {
@@ -717,31 +492,22 @@ final class Writer {
             event.failed = outcome.failed() - failedBefore;
             event.abandoned = outcome.abandonedIds().size();
             event.stillRunning = outcome.stillRunning();
-            event.budget = Math.max(0, deadline - start);
+            event.budget = budget.budget().toNanos();
             event.commit();
         }
         return outcome;
     }
 
-    private Outcome drainQueue(long deadline) {
-        drainDeadline.accumulateAndGet(deadline, Math::min);
-        long target;
-        waits.lock();
-        try {
-            target = queue.close(); // final: no write can be reserved after this
-            state = State.DRAINING;
-            rejected.addAndGet(callersWaiting); // callers waiting for room are rejected as they wake
-            notFull.signalAll();
-        } finally {
-            waits.unlock();
-        }
-        Thread w = loop.thread();
+    private Outcome drainQueue(Deadline deadline) {
+        drainDeadline.accumulateAndGet(deadline, Deadline::earlier);
+        long target = lifecycle.beginDrain(); // final: no write can be reserved after this
+        Thread w = thread.current();
         if (w != null) {
             LockSupport.unpark(w); // an idle writer parks without a timeout: it must see the new state
         }
         boolean onWriter = Thread.currentThread() == w;
         boolean complete = queue.finished() >= target && !boundaries.hasPending()
-                || (!onWriter && writerRunsFor(target) && awaitFinished(target, drainDeadline::get)
+                || (!onWriter && writerRunsFor(target) && lifecycle.awaitFinished(target, drainDeadline::get)
                         && awaitBoundaries(drainDeadline::get));
         claim.lock.lock();
         try {
@@ -758,13 +524,14 @@ final class Writer {
     }
 
     /** Waits until no session boundary is pending; false at the deadline, on interrupt or abandonment. */
-    private boolean awaitBoundaries(LongSupplier deadline) {
-        return awaitProgress(() -> !boundaries.hasPending(), () -> state == State.ABANDONED, deadline);
+    private boolean awaitBoundaries(Supplier<Deadline> deadline) {
+        return lifecycle.awaitProgress(() -> !boundaries.hasPending(),
+                () -> lifecycle.state() == Lifecycle.State.ABANDONED, deadline);
     }
 
     /** Makes sure a writer runs while writes or boundaries wait; false if none can (they are then abandoned at once). */
     private boolean writerRunsFor(long target) {
-        if (loop.thread() != null || queue.finished() >= target && !boundaries.hasPending()) {
+        if (thread.current() != null || queue.finished() >= target && !boundaries.hasPending()) {
             return true;
         }
         try {
@@ -785,18 +552,12 @@ final class Writer {
      *     writing), or {@link BatchClaim#STOPPED} if a dying writer already gave the batch up
      */
     private int abandonRest() {
-        waits.lock();
-        try {
-            state = State.ABANDONED;
-        } finally {
-            waits.unlock();
-        }
+        lifecycle.abandon();
         int from = claim.claimRest();
         claim.addFrom(from, abandoned);
         boundaries.abandonDeferred(abandoned); // taken off the queue, waiting for a boundary: never started
         long unlinked = queue.reserved() - queue.taken(); // final: the queue is closed
-        boolean waiting = false;
-        long waitStart = 0;
+        Deadline linkWait = null; // set when a reserved write is first found unlinked
         for (long n = 0; n < unlinked; ) {
             Turn t = queue.poll();
             if (t != null) {
@@ -806,10 +567,9 @@ final class Writer {
             }
             // A caller reserved this write and is about to link it. The real ticker, not the injected
             // one: a manual ticker that never moves must not make the drain wait forever.
-            if (!waiting) {
-                waiting = true;
-                waitStart = System.nanoTime();
-            } else if (System.nanoTime() - waitStart > LINK_WAIT_NANOS) {
+            if (linkWait == null) {
+                linkWait = Deadline.afterNanos(Ticker.system(), LINK_WAIT_NANOS);
+            } else if (linkWait.expired()) {
                 warnings.warn(managerName + "/unlinked", "memory manager '" + managerName + "': " + (unlinked - n)
                         + " accepted writes were never linked into the queue (their callers died between the two "
                         + "steps of an append); they are reported as still running", null);
@@ -817,8 +577,7 @@ final class Writer {
             }
             Thread.yield();
         }
-        abandonedCount = abandoned.size();
-        signalProgress(); // flushes waiting for abandoned writes return false now
+        lifecycle.abandoned(abandoned.size()); // flushes waiting for abandoned writes return false now
         return from;
     }
 

@@ -194,8 +194,9 @@ class SessionBoundaryTest {
         RecordingProvider rec = new RecordingProvider("rec");
         RegisteredProvider[] route = {new RegisteredProvider(rec, "rec", true)};
         ThrottledLog warnings = new ThrottledLog(LoggerFactory.getLogger(SessionBoundaryTest.class));
-        Writer writer = new Writer("deferral", "d", 100, 16, Long.MAX_VALUE, WriteLoop.LINGER_NANOS,
-                Threads.named("deferral-writer"), Ticker.system(), warnings, new ProviderCalls("deferral"), () -> route, null);
+        Writer writer = new Writer(new WriterContext("deferral", "d",
+                new WriterContext.Settings(100, 16, Long.MAX_VALUE, WriteLoop.LINGER_NANOS),
+                Threads.named("deferral-writer"), Ticker.system(), warnings, new ProviderCalls("deferral"), () -> route, null));
         assertThat(writer.enqueue("old", "one", "a", List.of(), route, 0)).isTrue();
         long second = writer.queue().reserve(); // a caller reserved the second write and is about to link it
         List<String> seenByBoundary = new CopyOnWriteArrayList<>();

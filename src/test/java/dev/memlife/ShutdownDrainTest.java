@@ -349,8 +349,9 @@ class ShutdownDrainTest {
     void aWriteWhoseCallerDiedBetweenReservingAndLinkingCannotHangTheDrain() {
         ThrottledLog warnings = new ThrottledLog(LoggerFactory.getLogger(ShutdownDrainTest.class));
         RegisteredProvider[] route = {new RegisteredProvider(new RecordingProvider("rec"), "rec", true)};
-        Writer writer = new Writer("dying-caller", "p", 10, 16, Long.MAX_VALUE, WriteLoop.LINGER_NANOS,
-                Threads.named("dying-caller-writer"), Ticker.system(), warnings, new ProviderCalls("dying-caller"), () -> route, null);
+        Writer writer = new Writer(new WriterContext("dying-caller", "p",
+                new WriterContext.Settings(10, 16, Long.MAX_VALUE, WriteLoop.LINGER_NANOS),
+                Threads.named("dying-caller-writer"), Ticker.system(), warnings, new ProviderCalls("dying-caller"), () -> route, null));
         assertThat(writer.enqueue("s", "u", "linked", List.of(), route, 0)).isTrue();
         assertThat(writer.queue().reserve()).as("a caller reserves the second write and dies").isEqualTo(2);
 

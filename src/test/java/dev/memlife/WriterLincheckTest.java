@@ -21,7 +21,7 @@ import org.slf4j.helpers.NOPLogger;
 /**
  * Lincheck over the {@link Writer}: callers write and flush from several threads while the writer
  * takes and delivers batches ({@link Writer#stepByHand()}, on one Lincheck thread; built with {@link
- * Writer#BY_HAND}, the writer starts no thread of its own) and the drain may come at any point, with a deadline that has already passed,
+ * WriterThread#BY_HAND}, the writer starts no thread of its own) and the drain may come at any point, with a deadline that has already passed,
  * so it claims whatever the writer has not started. Runs in model checking and stress modes.
  *
  * <p><b>The forbidden outcomes</b>, checked in the operations (an assertion there becomes an
@@ -45,8 +45,9 @@ public class WriterLincheckTest {
     private final Ledger ledger = new Ledger();
     private final RegisteredProvider[] route = {new RegisteredProvider(new Recorder(ledger), "recorder", true)};
     private final ThrottledLog quiet = new ThrottledLog(NOPLogger.NOP_LOGGER);
-    private final Writer writer = new Writer("lincheck", "w", CAPACITY, 2, 0L, 0L, Writer.BY_HAND, () -> 0L, quiet,
-            new ProviderCalls("lincheck"), () -> route, null);
+    private final Writer writer = new Writer(new WriterContext("lincheck", "w",
+            new WriterContext.Settings(CAPACITY, 2, 0L, 0L), WriterThread.BY_HAND, () -> 0L, quiet,
+            new ProviderCalls("lincheck"), () -> route, null));
 
     /** A caller's {@code syncAll}: never waits (timeout 0), so a full queue throws. */
     @Operation

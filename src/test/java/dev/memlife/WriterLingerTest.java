@@ -37,9 +37,9 @@ class WriterLingerTest {
     private final List<Writer> made = new ArrayList<>();
 
     private Writer writer(int capacity) {
-        Writer w = new Writer("linger", "l", capacity, 16, Long.MAX_VALUE, LINGER, Threads.named("linger-writer"),
-                Ticker.system(), new ThrottledLog(LoggerFactory.getLogger(WriterLingerTest.class)),
-                new ProviderCalls("linger"), () -> route, null);
+        Writer w = new Writer(new WriterContext("linger", "l", new WriterContext.Settings(capacity, 16, Long.MAX_VALUE, LINGER),
+                Threads.named("linger-writer"), Ticker.system(), new ThrottledLog(LoggerFactory.getLogger(WriterLingerTest.class)),
+                new ProviderCalls("linger"), () -> route, null));
         made.add(w);
         return w;
     }

@@ -44,6 +44,19 @@ public final class Deadline {
         return new Deadline(ticker, ticker.read(), Math.max(0, budgetNanos));
     }
 
+    /**
+     * The deadline at the reading {@code deadlineNanos} of {@code ticker}; one at or before its
+     * current reading has passed. Saturating: a reading beyond what a budget can hold is never reached.
+     */
+    public static Deadline at(Ticker ticker, long deadlineNanos) {
+        long now = requireNonNull(ticker, "ticker").read();
+        long budget = deadlineNanos - now;
+        if (((deadlineNanos ^ now) & (deadlineNanos ^ budget)) < 0) { // overflowed
+            budget = deadlineNanos < 0 ? 0 : Long.MAX_VALUE;
+        }
+        return new Deadline(ticker, now, Math.max(0, budget));
+    }
+
     /** The ticker this deadline is measured on. */
     public Ticker ticker() {
         return ticker;
@@ -51,12 +64,22 @@ public final class Deadline {
 
     /** Nanoseconds left; zero or less once the deadline has passed. */
     public long remainingNanos() {
-        return budgetNanos - elapsedNanos();
+        return remainingAt(ticker.read());
     }
 
     /** Whether the deadline has passed. */
     public boolean expired() {
         return remainingNanos() <= 0;
+    }
+
+    /** Whichever of this and {@code other} (on the same ticker) passes first; this one if both pass together. */
+    public Deadline earlier(Deadline other) {
+        long now = ticker.read();
+        return remainingAt(now) <= other.remainingAt(now) ? this : other;
+    }
+
+    private long remainingAt(long now) {
+        return budgetNanos - (now - startNanos);
     }
 
     /** Nanoseconds since the deadline was set. */
