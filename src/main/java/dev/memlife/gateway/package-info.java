@@ -8,6 +8,6 @@
  * {@code dev.memlife.agent} and the core {@code dev.memlife} (and the unexported {@code
  * dev.memlife.internal}); nothing in memlife depends on it: the shutdown hook of {@code
  * dev.memlife.session} drains a gateway through its {@code stop} method as a plain {@code
- * Drainable}.
+ * Stoppable}.
  */
 package dev.memlife.gateway;

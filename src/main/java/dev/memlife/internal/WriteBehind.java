@@ -34,7 +34,7 @@ import org.slf4j.Logger;
  *       after a newer one; a delete ({@code null} state) is the sink's delete, after any save of
  *       that id in flight.
  *   <li>A write the sink fails is counted, logged (throttled), kept and written again with that
- *       id's next handover, a {@link #flush} or the {@link #shutdown}.
+ *       id's next handover, a {@link #flush} or the {@link #stop}.
  *   <li>The writer starts with the first handover and retires after the keep-alive idle.
  * </ul>
  *

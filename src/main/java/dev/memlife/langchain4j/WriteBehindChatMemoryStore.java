@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  *       that write: it is logged (once per burst) and counted ({@link #figures()}), the writer goes
  *       on with the other memory ids, and the state stays here, read by {@link #getMessages}, so a
  *       chat memory's next update builds on it. It is written again with that id's next update or
- *       delete, by {@link #flush}, and by {@link #shutdown}; one the store still refuses at
+ *       delete, by {@link #flush}, and by {@link #stop}; one the store still refuses at
  *       shutdown is in the report's {@link WriteBehindReport#failedMemoryIds()}. Nothing is dropped
  *       silently.
  *   <li><b>Bounded at shutdown.</b> {@link #flush(Duration)} is a barrier for every update handed
@@ -153,7 +153,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      * @param messages the conversation's messages, oldest first
      * @throws NullPointerException if {@code memoryId}, {@code messages} or one of the messages is
      *     null (naming which)
-     * @throws StoppedException after {@link #shutdown} began; nothing was taken
+     * @throws StoppedException after {@link #stop} began; nothing was taken
      * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
      */
     @Override
@@ -170,7 +170,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      *
      * @param memoryId the conversation's id
      * @throws NullPointerException if {@code memoryId} is null
-     * @throws StoppedException after {@link #shutdown} began; nothing was taken
+     * @throws StoppedException after {@link #stop} began; nothing was taken
      * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
      */
     @Override

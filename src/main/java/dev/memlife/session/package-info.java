@@ -3,7 +3,7 @@
  * per session, which completed turns are not yet committed (end-of-session extraction) and which
  * owner did them, commits them at session boundaries, inline or in the background, and drains
  * whatever is left at shutdown within a deadline; {@link dev.memlife.session.ShutdownHooks} is the
- * opt-in JVM shutdown hook that drains trackers, any {@link dev.memlife.session.Drainable}
+ * opt-in JVM shutdown hook that stops trackers, any {@link dev.memlife.Stoppable}
  * component (such as a gateway) and memory managers, in that order, under one shared deadline. The
  * result types ({@code CommitResult}, {@code BackgroundCommit}, {@code DiscardResult}, {@code
  * SessionDrainReport}, {@code ShutdownReport}) say what each call did. The package depends on

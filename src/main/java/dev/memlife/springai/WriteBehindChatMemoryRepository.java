@@ -59,7 +59,7 @@ import org.springframework.ai.chat.messages.Message;
  *       failure of that write: it is logged (once per burst) and counted ({@link #figures()}), the
  *       writer goes on with the other conversations, and the state stays here, read by {@link
  *       #findByConversationId}, so the chat memory's next message builds on it. It is written again
- *       with that conversation's next save or delete, by {@link #flush}, and by {@link #shutdown};
+ *       with that conversation's next save or delete, by {@link #flush}, and by {@link #stop};
  *       one the repository still refuses at shutdown is in the report's {@link
  *       WriteBehindReport#failedConversationIds()}. Nothing is dropped silently.
  *   <li><b>Bounded at shutdown.</b> {@link #flush(Duration)} is a barrier for every save and delete
@@ -194,7 +194,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      * @throws NullPointerException if {@code conversationId}, {@code messages} or one of the
      *     messages is null (naming which)
      * @throws IllegalArgumentException if {@code conversationId} is blank
-     * @throws StoppedException after {@link #shutdown} began; nothing was taken
+     * @throws StoppedException after {@link #stop} began; nothing was taken
      * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
      */
     @Override
@@ -213,7 +213,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      * @param conversationId the conversation's id
      * @throws NullPointerException if {@code conversationId} is null
      * @throws IllegalArgumentException if {@code conversationId} is blank
-     * @throws StoppedException after {@link #shutdown} began; nothing was taken
+     * @throws StoppedException after {@link #stop} began; nothing was taken
      * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
      */
     @Override

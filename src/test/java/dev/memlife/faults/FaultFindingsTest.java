@@ -41,7 +41,7 @@ class FaultFindingsTest {
      * cannot be freed from outside.
      */
     @Test
-    void shutdownAllCalledFromAProvidersShutdownReturnsWhenNoThreadCanBeMade() throws Exception {
+    void stopCalledFromAProvidersShutdownReturnsWhenNoThreadCanBeMade() throws Exception {
         MemoryManager m = MemoryManager.builder().name("findings-self-join")
                 .threadFactory(r -> {
                     throw new OutOfMemoryError("unable to create native thread (test)");

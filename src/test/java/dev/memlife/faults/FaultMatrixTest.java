@@ -124,7 +124,7 @@ class FaultMatrixTest {
 
     /**
      * The JVM hook path uses the public, process-wide hook: installed here if no test left one
-     * installed, and closed after the class. Its drain runs by {@code drainNow()}, never by an exit.
+     * installed, and closed after the class. Its drain runs by {@code stop(budget)}, never by an exit.
      */
     @BeforeAll
     static void installHook() {
@@ -507,7 +507,7 @@ class FaultMatrixTest {
         private DrainReport jvmHook() throws Exception {
             registrations.add(hooks.register(tracker));
             registrations.add(hooks.register(m));
-            ShutdownReport sr = timed(hooks.budget(), "drainNow", () -> hooks.stop(hooks.budget()));
+            ShutdownReport sr = timed(hooks.budget(), "stop", () -> hooks.stop(hooks.budget()));
             registrations.forEach(ShutdownHooks.Registration::close);
             registrations.clear();
             DrainReport r = timed(Duration.ofSeconds(5), "stop after the hook",

@@ -20,7 +20,7 @@ enum FaultPath {
     GATEWAY_STOP(true),
     /** {@code SessionCommitTracker.stop(Duration)} (commits through the agent), then {@code release()}. */
     SESSION_DRAIN(true),
-    /** {@code ShutdownHooks.drainNow()} over the tracker and the manager: the JVM hook's drain without an exit. */
+    /** {@code ShutdownHooks.stop(budget)} over the tracker and the manager: the JVM hook's drain without an exit. */
     JVM_HOOK(true);
 
     private final boolean extracts;
