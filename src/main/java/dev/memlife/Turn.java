@@ -17,9 +17,9 @@ import java.util.Objects;
  * replayed turn has the same id as the original.
  *
  * <p>A pure value: a turn holds what it says and nothing of the machinery that delivers it. The
- * writer queues each accepted turn as a {@code QueuedTurn}, the one subclass, package-private,
- * which adds its queue link, its providers and its place in the spool, so a queued write costs one
- * object; a turn a provider keeps holds no queue, provider or spool.
+ * writer queues each accepted turn as a {@code QueuedTurn} (a {@code LoggedTurn} with a spool),
+ * package-private subclasses that add its queue link, its providers and its place in the spool, so
+ * a queued write costs one object; a turn a provider keeps holds no queue, provider or spool.
  */
 public sealed class Turn permits QueuedTurn {
 
@@ -30,7 +30,6 @@ public sealed class Turn permits QueuedTurn {
      * gets a place in the queue too (a spooled write replayed), but its id stays as given.
      */
     private final String idPrefix;
-    private final boolean idGiven;
     private long idSeq;
     private final String sessionId;
     private final String userContent;
@@ -39,10 +38,9 @@ public sealed class Turn permits QueuedTurn {
     /** Set by the writer when it takes the turn off its queue (see {@link #acceptedAt()}). */
     private long acceptedAtMillis;
 
-    Turn(String idPrefix, boolean idGiven, long idSeq, String sessionId, String userContent,
+    Turn(String idPrefix, long idSeq, String sessionId, String userContent,
             String assistantContent, List<Message> messages, long acceptedAtMillis) {
         this.idPrefix = idPrefix;
-        this.idGiven = idGiven;
         this.idSeq = idSeq;
         this.sessionId = sessionId;
         this.userContent = userContent;
@@ -61,9 +59,13 @@ public sealed class Turn permits QueuedTurn {
         return idSeq;
     }
 
-    /** Whether the write id was given whole ({@link #of}) rather than made from the queue place. */
+    /**
+     * Whether the write id was given whole ({@link #of}, a replayed write) rather than made from the
+     * queue place. A turn of this class always has its id given; a newly accepted queued write
+     * says otherwise. (A method, not a field: a queued write costs no byte for it.)
+     */
     boolean idGiven() {
-        return idGiven;
+        return true;
     }
 
     /** When the writer took the turn, in epoch milliseconds (see {@link #acceptedAt()}). */
@@ -101,7 +103,7 @@ public sealed class Turn permits QueuedTurn {
         if (writeId.isBlank()) {
             throw new IllegalArgumentException("writeId must not be blank");
         }
-        return new Turn(writeId, true, -1, requireNonNull(sessionId, "sessionId"),
+        return new Turn(writeId, -1, requireNonNull(sessionId, "sessionId"),
                 requireNonNull(userContent, "userContent"),
                 requireNonNull(assistantContent, "assistantContent"),
                 List.copyOf(requireNonNull(messages, "messages")),
@@ -110,7 +112,7 @@ public sealed class Turn permits QueuedTurn {
 
     /** {@return the id that identifies this write wherever it is stored or replayed} */
     public String writeId() {
-        return idGiven ? idPrefix : idPrefix + ':' + idSeq;
+        return idGiven() ? idPrefix : idPrefix + ':' + idSeq;
     }
 
     /** {@return the session the turn belongs to; may be empty, never null} */

@@ -455,7 +455,7 @@ final class WriteLoop {
                     log.keepFailed(batch.get(i)); // retried at the next start; kept before the mark passes it
                 }
             }
-            log.delivered(((QueuedTurn) batch.get(to - 1)).logPosition, n); // queue order is the spool's: a prefix is finished
+            log.delivered(((QueuedTurn) batch.get(to - 1)).logPosition(), n); // queue order is the spool's: a prefix is finished
         }
         queue.markFinished(n);
         lifecycle.writesFinished();

@@ -156,15 +156,16 @@ final class Writer {
         }
         // Built before it is reserved: once reserved, nothing may stop it from being appended.
         // Its sequence number comes with the reservation, its time when the writer takes it.
-        QueuedTurn turn = new QueuedTurn(idPrefix, sessionId, user, assistant, messages, route);
-        byte[] logged = null;
-        if (log != null) {
-            try {
-                logged = log.encode(turn);
-            } catch (RuntimeException e) { // too large for the spool: nothing was queued
-                lifecycle.reject();
-                throw e;
-            }
+        if (log == null) {
+            return admit(new QueuedTurn(idPrefix, sessionId, user, assistant, messages, route), null, timeoutNanos, true);
+        }
+        LoggedTurn turn = new LoggedTurn(idPrefix, sessionId, user, assistant, messages, route);
+        byte[] logged;
+        try {
+            logged = log.encode(turn);
+        } catch (RuntimeException e) { // too large for the spool: nothing was queued
+            lifecycle.reject();
+            throw e;
         }
         return admit(turn, logged, timeoutNanos, true);
     }
@@ -185,7 +186,7 @@ final class Writer {
                 && !lifecycle.awaitRoom(Deadline.afterNanos(ticker, Long.MAX_VALUE), replayAhead)) {
             return false;
         }
-        return admit(QueuedTurn.replayed(given, route, position), null, Long.MAX_VALUE, false);
+        return admit(LoggedTurn.replayed(given, route, position), null, Long.MAX_VALUE, false);
     }
 
     /** {@return whether the calling thread is the writer's: a provider's call, which must not wait for the writer} */
@@ -204,7 +205,7 @@ final class Writer {
     private boolean admit(QueuedTurn turn, byte[] logged, long timeoutNanos, boolean countRejection) {
         Deadline wait = null; // made when the queue is first found full: no ticker read while there is room
         while (true) {
-            long seq = log == null ? reserveAndLink(turn) : reserveLogAndLink(turn, logged);
+            long seq = log == null ? reserveAndLink(turn) : reserveLogAndLink((LoggedTurn) turn, logged);
             if (seq > 0) {
                 return true;
             }
@@ -243,7 +244,7 @@ final class Writer {
      * before it is reserved: nothing is queued, and it is counted as rejected. A replayed write
      * ({@code logged} null) is only reserved and linked, in the same order.
      */
-    private long reserveLogAndLink(QueuedTurn turn, byte[] logged) {
+    private long reserveLogAndLink(LoggedTurn turn, byte[] logged) {
         long seq;
         boolean wake;
         Lock order = log.orderLock();
@@ -263,7 +264,7 @@ final class Writer {
             }
             turn.assignSeq(seq);
             if (logged != null) {
-                turn.logPosition = log.append(logged, seq);
+                turn.logPosition(log.append(logged, seq));
             }
             wake = queue.append(turn);
         } finally {
