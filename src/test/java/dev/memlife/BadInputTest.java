@@ -3,6 +3,8 @@ package dev.memlife;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.memlife.agent.AgentMemory;
+import dev.memlife.gateway.AgentGateway;
 import dev.memlife.testing.RecordingProvider;
 import java.time.Duration;
 import java.time.Instant;
@@ -117,6 +119,24 @@ class BadInputTest {
         assertThatThrownBy(() -> b.prefetchTimeout(Duration.ZERO)).hasMessageContaining("prefetchTimeout must be positive");
         assertThatThrownBy(() -> b.enqueueTimeout(Duration.ofSeconds(-1))).hasMessageContaining("enqueueTimeout");
         assertThatThrownBy(() -> b.name(" ")).hasMessageContaining("name");
+    }
+
+    /**
+     * Regression (reliability issue, defect 10a): builder setters accepted durations too large to
+     * use; one failed much later with {@code ArithmeticException}, after {@code reset()} had
+     * already taken the agent out.
+     */
+    @Test
+    void durationsTooLargeToMeasureAreRefusedAtTheSetter() {
+        Duration huge = Duration.ofSeconds(Long.MAX_VALUE);
+        assertThatThrownBy(() -> MemoryManager.builder().drainTimeout(huge))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("drainTimeout");
+        assertThatThrownBy(() -> AgentGateway.builder().resetTimeout(huge))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resetTimeout");
+        assertThatThrownBy(() -> AgentMemory.builder(MemoryManager.create()).flushTimeout(huge))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flushTimeout");
+        assertThatThrownBy(() -> MemoryManager.builder().providerShutdownTimeout(huge))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("providerShutdownTimeout");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.memlife;
 
+import static dev.memlife.HeldWrites.writeIds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -7,19 +8,29 @@ import dev.memlife.testing.FailingProvider;
 import dev.memlife.testing.HangingProvider;
 import dev.memlife.testing.Hook;
 import dev.memlife.testing.RecordingProvider;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Design section 2, contracts 3 and 7: every provider call is isolated; caller-thread hooks. */
 @Timeout(30)
 class FanOutIsolationTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
 
     @Test
     void aFailingProviderDoesNotStopTheNextProviderOrTheWriter() {
@@ -87,6 +98,80 @@ class FanOutIsolationTest {
         assertThat(report.statusOf(after.turns().get(1).writeId())).isEqualTo(WriteStatus.DELIVERED);
         assertThat(report.failuresByProvider()).isEqualTo(Map.of("overflow", 1L));
         assertThat(m.writerThread()).isSameAs(writer);
+    }
+
+    /**
+     * Regression (reliability issue, defect 6), within a batch: one provider's StackOverflowError
+     * failed the whole batch for every provider, including writes no provider ever saw, and
+     * failuresByProvider did not name the provider.
+     */
+    @Test
+    void aStackOverflowErrorFailsOnlyThatWriteForThatProvider() throws Exception {
+        HeldWrites held = new HeldWrites("held").hold("w0");
+        FailingProvider overflow = new FailingProvider("overflow", Set.of(Hook.SYNC_TURN),
+                t -> t.assistantContent().equals("w2"), hook -> new StackOverflowError("simulated"));
+        RecordingProvider last = new RecordingProvider("last");
+        MemoryManager m = MemoryManager.create();
+        m.addProvider(held);
+        m.addProvider(overflow);
+        m.addProvider(last);
+        held.queueBehindHeld(m, "w0", List.of("w1", "w2", "w3", "w4"));
+        held.release("w0");
+        assertThat(m.flushPending(WAIT)).isTrue();
+
+        DrainReport report = m.stop();
+
+        assertThat(last.assistantContents()).containsExactly("w0", "w1", "w2", "w3", "w4");
+        String w2 = last.turns().get(2).writeId();
+        assertThat(report.failedWriteIds()).containsExactly(w2);
+        assertThat(report.delivered()).isEqualTo(4);
+        assertThat(report.failuresByProvider()).isEqualTo(Map.of("overflow", 1L));
+    }
+
+    /**
+     * Regression (reliability issue, defect 5): a provider that left the writer's interrupt flag
+     * set made the next provider's interruptible I/O fail ({@code ClosedByInterruptException}) on
+     * every later write.
+     */
+    @Test
+    void anInterruptLeftByOneProviderIsClearedBeforeTheNextOne(@TempDir Path dir) {
+        RecordingProvider interrupter = new RecordingProvider("interrupter") {
+            @Override
+            public void syncTurn(Turn turn) {
+                super.syncTurn(turn);
+                Thread.currentThread().interrupt();
+            }
+        };
+        List<String> written = new CopyOnWriteArrayList<>();
+        MemoryProvider file = new MemoryProvider() {
+            @Override
+            public String name() {
+                return "file";
+            }
+
+            @Override
+            public void syncTurn(Turn turn) {
+                try (FileChannel channel = FileChannel.open(dir.resolve("turns"), StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND)) { // interruptible I/O: fails at once if the flag is set
+                    channel.write(ByteBuffer.wrap((turn.writeId() + "\n").getBytes(StandardCharsets.UTF_8)));
+                    written.add(turn.writeId());
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        };
+        MemoryManager m = MemoryManager.create();
+        m.addProvider(interrupter);
+        m.addProvider(file);
+        for (int i = 0; i < 3; i++) {
+            m.syncAll("u" + i, "a", "s");
+        }
+
+        DrainReport report = m.stop();
+
+        assertThat(report.failed()).as("%s", report).isZero();
+        assertThat(written).isEqualTo(writeIds(interrupter.turns())).hasSize(3);
+        assertThat(report.interruptsByProvider()).isEqualTo(Map.of("interrupter", 3L));
     }
 
     @Test

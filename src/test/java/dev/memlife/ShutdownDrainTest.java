@@ -1,5 +1,7 @@
 package dev.memlife;
 
+import static dev.memlife.HeldWrites.awaitQuietly;
+import static dev.memlife.HeldWrites.writeIds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -26,6 +28,8 @@ import org.slf4j.LoggerFactory;
 /** Design section 2, contracts 5, 6 and 8: the bounded drain, late writes, and accounting. */
 @Timeout(30)
 class ShutdownDrainTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
 
     @Test
     void shutdownDrainsTheQueueInFifoOrderBeforeShuttingProvidersDown() {
@@ -171,6 +175,63 @@ class ShutdownDrainTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> hanging.events().contains("shutdown"));
     }
 
+    /**
+     * Regression (reliability issue, defect 1): when the writer was stuck inside write k of a
+     * batch, the writes before k that every provider had taken were reported still running, and
+     * {@code pendingWrites()} overcounted, because progress was published once per batch.
+     */
+    @Test
+    void writesBeforeAStuckWriteOfTheSameBatchAreReportedDelivered() throws Exception {
+        HeldWrites held = new HeldWrites("held").hold("w0").hold("w5");
+        MemoryManager m = MemoryManager.create();
+        m.addProvider(held);
+        try {
+            held.queueBehindHeld(m, "w0", List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7"));
+            held.release("w0");
+            assertThat(held.awaitHeld("w5")).isTrue();
+
+            assertThat(m.pendingWrites()).as("w5 in progress, w6 and w7 queued").isEqualTo(3);
+            DrainReport report = m.stop(Duration.ofMillis(100));
+
+            assertThat(report.delivered()).as("w0..w4: %s", report).isEqualTo(5);
+            assertThat(report.stillRunning()).isEqualTo(1);
+            assertThat(report.abandoned()).isEqualTo(2);
+            List<String> delivered = writeIds(held.turns());
+            assertThat(delivered).hasSize(5).allSatisfy(id ->
+                    assertThat(report.statusOf(id)).isEqualTo(WriteStatus.DELIVERED));
+        } finally {
+            held.release("w5");
+        }
+    }
+
+    /**
+     * Regression (reliability issue, defect 2): at the drain deadline a write the writer had
+     * claimed was not handed to the remaining providers, and it was counted as failed although
+     * none of them failed it. A write called still running must go on to every provider.
+     */
+    @Test
+    void aWriteStillRunningAtTheDeadlineStillReachesEveryLaterProvider() throws Exception {
+        HeldWrites first = new HeldWrites("first").hold("w1");
+        RecordingProvider second = new RecordingProvider("second");
+        MemoryManager m = MemoryManager.create();
+        m.addProvider(first);
+        m.addProvider(second);
+        m.syncAll("u", "w1", "s");
+        assertThat(first.awaitHeld("w1")).isTrue();
+
+        DrainReport report = m.stop(Duration.ofMillis(50));
+        first.release("w1");
+
+        assertThat(report.stillRunningWriteIds()).hasSize(1);
+        String id = report.stillRunningWriteIds().get(0);
+        await().atMost(WAIT).until(() -> second.turns().size() == 1);
+        assertThat(writeIds(second.turns())).containsExactly(id);
+        assertThat(report.failed()).isZero();
+        // and it is shut down only after the write left it
+        await().atMost(WAIT).until(() -> second.events().contains("shutdown"));
+        assertThat(second.events()).containsExactly("sync:u", "shutdown");
+    }
+
     @Test
     void providersAreShutDownOnceInReverseRegistrationOrder() {
         List<String> order = new CopyOnWriteArrayList<>();
@@ -263,6 +324,23 @@ class ShutdownDrainTest {
         assertThat(report.providersNotShutDown()).isEmpty();
     }
 
+    /**
+     * Regression (reliability issue, defect 4): when no thread could be made for the providers'
+     * shutdown, {@code stop} threw, no provider was shut down, and every later call threw too.
+     */
+    @Test
+    void shutdownWithoutAThreadForTheProvidersStillReportsAndShutsThemDown() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        MemoryManager m = MemoryManager.builder().threadFactory(r -> null).build();
+        m.addProvider(provider);
+
+        DrainReport report = m.stop();
+
+        assertThat(report.providersNotShutDown()).isEmpty();
+        assertThat(provider.events()).containsExactly("shutdown");
+        assertThat(m.stop()).isSameAs(report);
+    }
+
     @Test
     void aWriteAfterShutdownIsRejectedCountedAndTheCallerLearnsIt() {
         RecordingProvider provider = new RecordingProvider("rec");
@@ -295,6 +373,33 @@ class ShutdownDrainTest {
         assertThat(report.rejected()).isEqualTo(m.rejectedWrites()).isPositive();
         assertThat(report.delivered()).isEqualTo(report.submitted() - report.rejected());
         assertThat(gated.assistantContents()).doesNotContain("drain");
+    }
+
+    /**
+     * Regression (reliability issue, defect 10d): the report's rejected count missed rejections
+     * that callers had already seen before {@code stop} returned (those during the providers'
+     * shutdown).
+     */
+    @Test
+    void rejectionsSeenBeforeShutdownReturnedAreInTheReport() throws Exception {
+        CountDownLatch shuttingDown = new CountDownLatch(1);
+        CountDownLatch lateWriteDone = new CountDownLatch(1);
+        RecordingProvider slowShutdown = new RecordingProvider("slow") {
+            @Override
+            public void shutdown() {
+                shuttingDown.countDown();
+                awaitQuietly(lateWriteDone);
+                super.shutdown();
+            }
+        };
+        MemoryManager m = MemoryManager.create();
+        m.addProvider(slowShutdown);
+        CompletableFuture<DrainReport> report = CompletableFuture.supplyAsync(m::stop);
+        assertThat(shuttingDown.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(m.syncAll("u", "late", "s")).isFalse();
+        lateWriteDone.countDown();
+
+        assertThat(report.get(10, TimeUnit.SECONDS).rejected()).isEqualTo(1);
     }
 
     @Test

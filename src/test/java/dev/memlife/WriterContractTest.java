@@ -1,5 +1,6 @@
 package dev.memlife;
 
+import static dev.memlife.HeldWrites.writeIds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -14,6 +15,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -23,6 +26,8 @@ import org.junit.jupiter.api.Timeout;
 /** Design section 2, contracts 1, 2 and 9: one writer, a non-blocking {@code syncAll}, a bounded queue. */
 @Timeout(30)
 class WriterContractTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private final List<MemoryManager> managers = new ArrayList<>();
 
@@ -184,6 +189,17 @@ class WriterContractTest {
         assertThat(provider.turns()).isEmpty();
     }
 
+    /** Regression (reliability issue, defect 10c): a blank user text dropped a real assistant reply with no count and no log. */
+    @Test
+    void aBlankUserTurnIsCountedNotDroppedUnseen() {
+        MemoryManager m = MemoryManager.create();
+        assertThat(m.syncAll(" ", "a real reply", "s")).isFalse();
+        assertThat(m.blankTurns()).isEqualTo(1);
+        DrainReport report = m.stop();
+        assertThat(report.blankTurns()).isEqualTo(1);
+        assertThat(report.submitted()).isZero();
+    }
+
     @Test
     void aWriteGoesToTheProvidersRegisteredWhenItWasAccepted() {
         GatedProvider first = new GatedProvider("first");
@@ -220,6 +236,42 @@ class WriterContractTest {
         assertThat(turn.userContent()).isEqualTo("q");
         assertThat(turn.assistantContent()).isEqualTo("r");
         assertThat(turn.messages()).containsExactly(Message.user("q"), Message.assistant("r"));
+    }
+
+    /**
+     * Regression (reliability issue, defect 10b): the list handed to {@code syncBatch} was a view
+     * of the writer's reused buffer; a provider that kept it got {@code
+     * ConcurrentModificationException} (or other writes) later.
+     */
+    @Test
+    void aBatchAProviderKeepsStaysAsItWasHanded() throws Exception {
+        List<List<Turn>> kept = new CopyOnWriteArrayList<>();
+        List<List<String>> seen = new CopyOnWriteArrayList<>();
+        MemoryProvider keeper = new MemoryProvider() {
+            @Override
+            public String name() {
+                return "keeper";
+            }
+
+            @Override
+            public void syncBatch(List<Turn> turns) {
+                kept.add(turns);
+                seen.add(writeIds(turns));
+            }
+        };
+        MemoryManager m = MemoryManager.create();
+        m.addProvider(keeper);
+        for (int round = 0; round < 20; round++) {
+            for (int i = 0; i < 5; i++) {
+                m.syncAll("u", "r" + round + "w" + i, "s");
+            }
+            assertThat(m.flushPending(WAIT)).isTrue();
+        }
+        m.stop();
+
+        for (int i = 0; i < kept.size(); i++) {
+            assertThat(writeIds(kept.get(i))).isEqualTo(seen.get(i));
+        }
     }
 
     @Test
@@ -303,6 +355,38 @@ class WriterContractTest {
         assertThat(report.abandonedWriteIds()).hasSize(1);
         assertThat(report.stillRunning()).isEqualTo(1);
         assertThat(report.submitted()).isEqualTo(3);
+    }
+
+    /**
+     * Regression (reliability issue, defect 3): when the writer thread could not be started,
+     * {@code syncAll} threw but the write stayed queued, so a retry stored the turn twice under two
+     * write ids.
+     */
+    @Test
+    void syncAllThatThrowsBecauseNoWriterCanStartQueuedNothing() {
+        AtomicInteger calls = new AtomicInteger();
+        ThreadFactory firstFails = r -> {
+            if (calls.getAndIncrement() == 0) {
+                throw new OutOfMemoryError("unable to create native thread (simulated)");
+            }
+            Thread t = new Thread(r, "writer");
+            t.setDaemon(true);
+            return t;
+        };
+        RecordingProvider provider = new RecordingProvider("rec");
+        MemoryManager m = MemoryManager.builder().threadFactory(firstFails).build();
+        m.addProvider(provider);
+
+        assertThatThrownBy(() -> m.syncAll("u", "turn", "s")).isInstanceOf(RejectedExecutionException.class)
+                .hasMessageContaining("not accepted");
+        assertThat(m.rejectedWrites()).isEqualTo(1);
+        assertThat(m.syncAll("u", "turn", "s")).as("the caller retries").isTrue();
+        assertThat(m.flushPending(WAIT)).isTrue();
+
+        assertThat(provider.turns()).hasSize(1);
+        DrainReport report = m.stop();
+        assertThat(report.delivered()).isEqualTo(1);
+        assertThat(report.rejected()).isEqualTo(1);
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

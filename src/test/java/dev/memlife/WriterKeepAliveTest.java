@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
 class WriterKeepAliveTest {
 
     private static final Duration FLUSH = Duration.ofSeconds(10);
+    private static final Duration WAIT = Duration.ofSeconds(10);
 
     /** The threads a manager made, so a test can see which are still alive. */
     private static final class CountingThreads implements ThreadFactory {
@@ -81,6 +82,27 @@ class WriterKeepAliveTest {
         assertThat(threads.alive()).isEqualTo(1);
         assertThat(manager.stop().delivered()).isEqualTo(20);
         await().atMost(Duration.ofSeconds(10)).until(() -> threads.alive() == 0);
+    }
+
+    /**
+     * Regression, found by the soak: a writer parked idle (every write delivered) when {@code stop}
+     * came was never woken, so its thread and its manager stayed alive for good, one per idle
+     * agent shut down.
+     */
+    @Test
+    void anIdleWritersThreadEndsAtShutdown() throws Exception {
+        // A keep-alive far longer than the test: the writer must end because shutdown woke it.
+        MemoryManager m = MemoryManager.builder().name("idle").writerKeepAlive(Duration.ofHours(1)).build();
+        m.addProvider(new RecordingProvider("rec"));
+        m.syncAll("u", "a", "s");
+        assertThat(m.flushPending(WAIT)).isTrue();
+        Thread writer = m.writerThread();
+        await().atMost(WAIT).until(() -> writer.getState() == Thread.State.TIMED_WAITING); // parked, idle
+
+        assertThat(m.stop().delivered()).isEqualTo(1);
+
+        writer.join(WAIT.toMillis());
+        assertThat(writer.isAlive()).as("the writer of a shut-down manager").isFalse();
     }
 
     /**

@@ -116,6 +116,36 @@ class AgentMemoryTest {
         }
     }
 
+    /**
+     * Regression (reliability issue, defect 7): when extraction timed out, teardown shut the
+     * providers down while extraction still ran, and the next provider's {@code onSessionEnd} then
+     * ran after its own {@code shutdown()}. Now the providers extraction has not passed yet are
+     * shut down when it has, and the result says so.
+     */
+    @Test
+    void noProviderIsShutDownBeforeALateExtractionHasPassedIt() {
+        HangingProvider hanging = new HangingProvider("hanging", Hook.ON_SESSION_END);
+        RecordingProvider after = new RecordingProvider("after");
+        MemoryManager m = MemoryManager.create();
+        m.addProvider(hanging);
+        m.addProvider(after);
+        AgentMemory agent = AgentMemory.builder(m).extractionTimeout(Duration.ofMillis(100)).build();
+        TeardownReport result;
+        try {
+            result = agent.teardown(TeardownMode.CLOSE);
+
+            assertThat(result.extraction()).isEqualTo(Extraction.TIMED_OUT);
+            assertThat(result.providersShutDownLater()).containsExactlyInAnyOrder("hanging", "after");
+            assertThat(after.events()).doesNotContain("shutdown");
+        } finally {
+            hanging.release();
+        }
+        await().atMost(WAIT).until(() -> after.events().contains("shutdown"));
+        assertThat(after.events()).containsExactly("on_session_end", "shutdown");
+        await().atMost(WAIT).until(() -> hanging.events().contains("shutdown"));
+        assertThat(hanging.events()).endsWith("shutdown");
+    }
+
     @Test
     void failingExtractionAndShutdownStillFinishTheClaim() {
         FailingProvider failing = new FailingProvider("failing", Hook.ON_SESSION_END, Hook.SHUTDOWN);
