@@ -59,6 +59,11 @@ import java.util.function.Supplier;
  * delivered and logged as well. A writer dying of an error of memlife's own gives its batch up the
  * same way ({@link BatchClaim#giveUpRest}) and counts the rest as failed, unless the drain claimed
  * it first.
+ *
+ * <p>One idea past 500 lines: this is where a write's admission, the spool's order lock and the
+ * drain's claim meet, and most of its lines are the notes above on why each race is safe. The
+ * writer thread's loop is {@link WriteLoop}, the state they share {@link WriterContext}, the flush
+ * {@link FlushBarrier} and the states {@link Lifecycle}.
  */
 final class Writer {
 

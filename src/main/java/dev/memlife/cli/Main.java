@@ -68,6 +68,10 @@ import java.util.function.Function;
  * <p>memlife logs through SLF4J. Without a provider on the class path SLF4J prints a three-line
  * notice and drops the log; the report does not need it (why the store refused a write is
  * printed too). Add one, {@code slf4j-simple.jar} for instance, to see the log on standard error.
+ *
+ * <p>One idea past 500 lines: the command line, whose two commands' usage texts, reports and exit
+ * codes read best side by side; parsing is {@code Arguments}, the store a replay writes to
+ * {@code ReplayStore}.
  */
 public final class Main {
 

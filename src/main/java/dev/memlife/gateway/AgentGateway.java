@@ -56,6 +56,11 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>This class is thread-safe: every method may be called from any thread at any time.
+ *
+ * <p>One idea past 500 lines: the cache and every way an agent leaves it share one map, one lock
+ * and the one cleanup chokepoint, so they read best together; the LRU and idle bookkeeping live
+ * in {@code AgentCache}, the stop's two phases in {@code GatewayStop}, the teardown tallies in
+ * {@code TeardownTally}.
  */
 public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoCloseable {
 

@@ -60,6 +60,10 @@ import org.slf4j.LoggerFactory;
  * the read-back methods) share the second connection, one caller at a time. Every lock wait in
  * the database is bounded by {@link Builder#lockTimeout}. After {@link #shutdown()} writes are
  * refused and the read-back methods still work, each on a connection of its own.
+ *
+ * <p>One idea past 500 lines: the provider's contract over two connections, with its builder;
+ * the parts with their own rules are classes of their own: {@code GroupCommit}, {@code Retry},
+ * {@code Codec}, {@code Schema}, {@code Tables}, {@code Dialect}, {@code StoreFile}.
  */
 public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
 
