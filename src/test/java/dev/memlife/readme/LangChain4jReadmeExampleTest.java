@@ -16,7 +16,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The README's LangChain4j section, its two examples as written there. */
+/** The LangChain4j guide's two examples (docs/langchain4j.md), as written there. */
 @Timeout(60)
 class LangChain4jReadmeExampleTest {
 

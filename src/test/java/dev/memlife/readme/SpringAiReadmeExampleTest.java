@@ -17,8 +17,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The Spring AI section proposed for the README (issue 15), its two examples as written there: the
- * repository in plain Java, and as beans whose context's shutdown drains it.
+ * The Spring AI guide's two examples (docs/spring-ai.md), as written there: the repository in
+ * plain Java, and as beans whose context's shutdown drains it.
  */
 @Timeout(60)
 class SpringAiReadmeExampleTest {
@@ -48,7 +48,7 @@ class SpringAiReadmeExampleTest {
         assertThat(report.complete()).isTrue();
     }
 
-    /** The README's bean example; {@code jdbcRepository} stands for any repository bean. */
+    /** The guide's bean example; {@code jdbcRepository} stands for any repository bean. */
     @Configuration(proxyBeanMethods = false)
     static class ChatMemoryConfig {
 
