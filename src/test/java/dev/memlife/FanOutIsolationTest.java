@@ -232,7 +232,7 @@ class FanOutIsolationTest {
                 return "recalled for " + query;
             }
         };
-        MemoryManager m = MemoryManager.builder().prefetchTimeout(Duration.ofMillis(200)).build();
+        MemoryManager m = MemoryManager.builder().prefetchTimeout(Duration.ofSeconds(1)).build();
         m.addProvider(hanging);
         m.addProvider(answers);
         try {
@@ -241,7 +241,7 @@ class FanOutIsolationTest {
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
             assertThat(recalled).isEqualTo("recalled for tea");
-            assertThat(millis).isLessThan(200 + 2_000);
+            assertThat(millis).isLessThan(1_000 + 2_000);
         } finally {
             hanging.release();
         }

@@ -64,7 +64,7 @@ class PrefetchIsolationTest {
     @Test
     void aHungProviderHoldsOneThreadAndTheHealthyOneRecallsOnEveryTurn() {
         Recalling healthy = new Recalling("healthy");
-        MemoryManager manager = MemoryManager.builder().name("prefetch").prefetchTimeout(Duration.ofMillis(50)).build();
+        MemoryManager manager = MemoryManager.builder().name("prefetch").prefetchTimeout(Duration.ofSeconds(2)).build();
         manager.addProvider(hung); // registered first, as in the issue
         manager.addProvider(healthy);
 
@@ -124,7 +124,7 @@ class PrefetchIsolationTest {
     @Test
     void queueingNeverWaitsForAStuckProvider() {
         Recalling healthy = new Recalling("healthy");
-        MemoryManager manager = MemoryManager.builder().prefetchTimeout(Duration.ofMillis(50)).build();
+        MemoryManager manager = MemoryManager.builder().prefetchTimeout(Duration.ofSeconds(2)).build();
         manager.addProvider(hung);
         manager.addProvider(healthy);
 
