@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Every owner of threads or connections is {@link AutoCloseable}, and its {@code close()} is the
- * bounded default of its rich form, as the README's "Which call when" table says. (The store's and
- * the shutdown hook's {@code close()} are held by their own tests.)
+ * bounded default of its rich form, as the "Which call when" table of {@code docs/core.md} says.
+ * (The store's and the shutdown hook's {@code close()} are held by their own tests.)
  */
 @Timeout(30)
 class CloseTest {

@@ -21,7 +21,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The README's examples, as written there, so the front door cannot drift from the code. */
+/**
+ * The examples of the README and of the guides it sends readers to ({@code docs/core.md}, {@code
+ * docs/teardown.md}, {@code docs/gateway.md}, {@code docs/sessions.md}), run with assertions on what
+ * they promise, so neither the front door nor the guides can drift from the code.
+ */
 @Timeout(60)
 class ReadmeExamplesTest {
 
