@@ -458,17 +458,23 @@ public final class MemoryManager implements Stoppable<DrainReport>, AutoCloseabl
      * @param sessionId the session the turn belongs to
      * @param messages the turn's messages, copied; may be empty
      * @param timeout the longest wait for the disk
-     * @return true if the write was accepted and is durable; false if it was not accepted (as
-     *     {@code syncAll}), or not yet durable at the timeout (it stays queued, and becomes durable
-     *     with the next group commit)
+     * @return {@link Durability#DURABLE} once the write is on disk; {@link Durability#REJECTED} if
+     *     it was not accepted (where {@code syncAll} returns false): a retry is safe; {@link
+     *     Durability#NOT_YET_DURABLE} if it was accepted but the timeout passed, or the caller was
+     *     interrupted (the flag restored), before it was forced: it stays queued, survives kill -9,
+     *     and becomes durable with the next force, so it must not be retried
      * @throws IllegalStateException if the manager has no spool
      * @throws java.io.UncheckedIOException if the spool's disk failed
+     * @throws QueueFullException as {@code syncAll}: nothing was queued
      */
-    public boolean syncAllDurable(String userContent, String assistantContent, String sessionId,
+    public Durability syncAllDurable(String userContent, String assistantContent, String sessionId,
             List<Message> messages, Duration timeout) {
         requireNonNull(timeout, "timeout");
         replay.checkLog("syncAllDurable");
-        return syncAll(userContent, assistantContent, sessionId, messages) && awaitDurable(timeout);
+        if (!syncAll(userContent, assistantContent, sessionId, messages)) {
+            return Durability.REJECTED;
+        }
+        return awaitDurable(timeout) ? Durability.DURABLE : Durability.NOT_YET_DURABLE;
     }
 
     /**

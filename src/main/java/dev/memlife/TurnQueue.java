@@ -92,6 +92,11 @@ final class TurnQueue extends TurnQueueTakerEnd {
         }
     }
 
+    /** {@return whether the queue is closed: every later reservation is refused} */
+    boolean isClosed() {
+        return (word & CLOSED) != 0;
+    }
+
     /**
      * Appends a reserved write; never fails, never waits.
      *

@@ -256,9 +256,15 @@ final class Writer {
         order.lock();
         try {
             if (logged != null) {
+                if (queue.isClosed()) {
+                    return TurnQueue.REJECTED; // stopping: refused as without a spool, which may be closed
+                }
                 try {
                     log.checkRoom(logged);
                 } catch (RuntimeException e) {
+                    if (queue.isClosed()) {
+                        return TurnQueue.REJECTED; // the spool closed with the manager since
+                    }
                     lifecycle.reject();
                     throw e;
                 }

@@ -273,7 +273,7 @@ class FlightRecorderEventsTest {
         recordEverything();
 
         for (int i = 0; i < 3; i++) {
-            assertThat(memory.syncAllDurable("u" + i, "a", "s", List.of(), WAIT)).isTrue();
+            assertThat(memory.syncAllDurable("u" + i, "a", "s", List.of(), WAIT)).isEqualTo(Durability.DURABLE);
         }
         memory.stop();
 

@@ -114,7 +114,7 @@ final class SpoolLatency {
                                 break;
                             }
                             boolean ok = manager.syncAllDurable(Contender.USER, Contender.ASSISTANT, Contender.SESSION,
-                                    List.of(), Duration.ofSeconds(10));
+                                    List.of(), Duration.ofSeconds(10)).durable();
                             long t1 = System.nanoTime();
                             if (!ok) {
                                 throw new IllegalStateException("a write was not confirmed within 10 s");

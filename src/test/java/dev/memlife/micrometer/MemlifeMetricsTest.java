@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.memlife.DrainReport;
+import dev.memlife.Durability;
 import dev.memlife.MemoryManager;
 import dev.memlife.WriteFigures;
 import dev.memlife.agent.AgentMemory;
@@ -238,8 +239,8 @@ class MemlifeMetricsTest {
         memory.addProvider(gate);
         new MemlifeMetrics(memory).bindTo(registry);
 
-        assertThat(memory.syncAllDurable("u1", "a", "s", List.of(), WAIT)).isTrue();
-        assertThat(memory.syncAllDurable("u2", "a", "s", List.of(), WAIT)).isTrue();
+        assertThat(memory.syncAllDurable("u1", "a", "s", List.of(), WAIT)).isEqualTo(Durability.DURABLE);
+        assertThat(memory.syncAllDurable("u2", "a", "s", List.of(), WAIT)).isEqualTo(Durability.DURABLE);
 
         assertThat(gauge("memlife.spool.backlog")).isEqualTo(2);
         assertThat(gauge("memlife.spool.bytes")).isPositive();
