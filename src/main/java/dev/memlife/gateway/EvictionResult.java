@@ -46,6 +46,13 @@ public record EvictionResult(String key, Status status, Optional<CompletionStage
         }
     }
 
+    /** {@return the key, the status, and what became of the soft teardown, as far as known now} */
+    @Override
+    public String toString() {
+        return "EvictionResult[" + key + ": " + status
+                + (teardown.isPresent() ? ", teardown " + Stages.describe(teardown) : "") + "]";
+    }
+
     static EvictionResult of(String key, Status status, CompletableFuture<TeardownReport> teardown) {
         return new EvictionResult(key, status, Optional.ofNullable(teardown).map(CompletableFuture::minimalCompletionStage));
     }

@@ -60,6 +60,16 @@ public record ResetResult(String key, Status status, Optional<TeardownReport> re
         }
     }
 
+    /** {@return the key, the status, and what became of the close and the eviction, as far as known now} */
+    @Override
+    public String toString() {
+        if (status == Status.NOT_CACHED) {
+            return "ResetResult[" + key + ": NOT_CACHED]";
+        }
+        return "ResetResult[" + key + ": " + status + ", close " + result.map(r -> "done: " + r).orElseGet(
+                () -> Stages.describe(close)) + ", eviction " + Stages.describe(eviction) + "]";
+    }
+
     static ResetResult notCached(String key) {
         return new ResetResult(key, Status.NOT_CACHED, Optional.empty(), Optional.empty(), Optional.empty());
     }

@@ -209,6 +209,24 @@ class AgentGatewayTest {
         assertThat(gateway.peek("k")).isEmpty();
     }
 
+    @Test
+    void resultsPrintWhatBecameOfTheTeardownNotTheFuturesIdentity() {
+        gateway.put("k", agent(new RecordingProvider("rec")));
+        ResetResult reset = gateway.reset("k");
+        await().atMost(WAIT).until(() -> reset.eviction().orElseThrow().toCompletableFuture().isDone());
+
+        assertThat(reset.toString()).startsWith("ResetResult[k: CLOSED, close done: TeardownReport[")
+                .contains("CLOSE ran", "eviction done: TeardownReport[").doesNotContain("CompletableFuture", "@");
+        assertThat(gateway.reset("k").toString()).isEqualTo("ResetResult[k: NOT_CACHED]");
+
+        gateway.put("e", agent(new RecordingProvider("rec")));
+        EvictionResult evicted = gateway.evict("e");
+        evicted.teardown().orElseThrow().toCompletableFuture().join();
+        assertThat(evicted.toString()).startsWith("EvictionResult[e: EVICTED, teardown done: TeardownReport[")
+                .doesNotContain("CompletableFuture", "@");
+        assertThat(gateway.evict("e").toString()).isEqualTo("EvictionResult[e: NOT_CACHED]");
+    }
+
     /** A provider hanging in extraction costs one housekeeping thread the extraction timeout, no more. */
     @Test
     void hangingExtractionCannotWedgeTheHousekeepingExecutor() {
