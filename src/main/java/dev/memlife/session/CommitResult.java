@@ -26,7 +26,10 @@ public record CommitResult(Status status, String sessionId, long committedGenera
         COMMITTED,
         /** Nothing to commit: the session is clean, unknown, or its id is null or blank. */
         NOTHING_TO_COMMIT,
-        /** The oldest dirty segment belongs to another owner; no owner was called. */
+        /**
+         * The caller named an owner that is neither the session's registered owner nor the owner of
+         * any of its dirty segments; no owner was called.
+         */
         NOT_OWNER,
         /** Another commit of the session is in flight (and did not finish within the wait, if any). */
         IN_FLIGHT,

@@ -164,8 +164,13 @@ public final class SessionCommitTracker implements Stoppable<SessionDrainReport>
     // ---- commits ---------------------------------------------------------------------------------
 
     /**
-     * Commits the session's oldest dirty segment through {@code owner} — one segment per call — on
-     * this thread, outside the tracker's lock. Only that segment's owner (identity) may commit it.
+     * Commits the session's oldest dirty segment — one segment per call — through the owner recorded
+     * for it, on this thread, outside the tracker's lock. {@code owner} is the caller's agent, which
+     * must be one of the session's owners (identity): its registered owner, or the owner of one of
+     * its dirty segments. When an older segment belongs to an owner since replaced, that segment is
+     * committed first, through that owner, and the caller's own work stays dirty for the next
+     * commit, as hermes-webui's {@code commit_session_memory(sid, agent)} does: newer work never
+     * clears an older owner's ({@link CommitResult#owner()} names the owner that ran).
      *
      * <p>When another commit of the session is in flight: without {@code wait} this returns {@link
      * CommitResult.Status#IN_FLIGHT} at once; with {@code wait} it first waits up to {@code timeout}
@@ -174,11 +179,12 @@ public final class SessionCommitTracker implements Stoppable<SessionDrainReport>
      * CommitResult.Status#INTERRUPTED} with the interrupt flag restored.
      *
      * @param sessionId the session
-     * @param owner the owner of the oldest dirty segment
+     * @param owner one of the session's owners: its registered owner or a dirty segment's
      * @param wait whether to wait for a commit of the session already in flight
      * @param timeout how long to wait for it at most
-     * @return what happened; {@link CommitResult.Status#NOTHING_TO_COMMIT} for a clean, unknown,
-     *     null or blank session
+     * @return what happened, and through which owner; {@link CommitResult.Status#NOTHING_TO_COMMIT}
+     *     for a clean, unknown, null or blank session; {@link CommitResult.Status#NOT_OWNER} if
+     *     {@code owner} is none of the session's owners
      * @throws VirtualMachineError if the owner threw one (after the in-flight mark was cleared)
      */
     public CommitResult commit(String sessionId, SessionCommitter owner, boolean wait, Duration timeout) {

@@ -46,6 +46,19 @@ final class SessionState {
         return generation > committedGeneration;
     }
 
+    /** Whether {@code owner} (identity) is the session's registered owner or owns one of its dirty segments. */
+    boolean hasOwner(SessionCommitter owner) {
+        if (registeredOwner == owner) {
+            return true;
+        }
+        for (Segment segment : segments) {
+            if (segment.owner == owner) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Records one completed turn of {@code owner}: extends the last segment if it is the same owner
      * (identity) and no commit is in flight (an in-flight commit has captured its end already);

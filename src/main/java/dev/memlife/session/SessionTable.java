@@ -131,7 +131,8 @@ final class SessionTable {
 
     /**
      * See {@link SessionCommitTracker#commit}; {@code waitNanos} is how long to wait for an in-flight
-     * commit. {@code owner} null: the oldest dirty segment's recorded owner commits it.
+     * commit. The oldest dirty segment is committed through its recorded owner, whoever calls;
+     * {@code owner}, when not null, must be one of the session's owners ({@link SessionState#hasOwner}).
      */
     CommitResult commit(String sessionId, SessionCommitter owner, boolean wait, long waitNanos) {
         SessionState state;
@@ -154,7 +155,7 @@ final class SessionTable {
                 return result(CommitResult.Status.IN_FLIGHT, sessionId, s, null);
             }
             recorded = s.segments.getFirst().owner;
-            if (owner != null && recorded != owner) {
+            if (owner != null && !s.hasOwner(owner)) {
                 return result(CommitResult.Status.NOT_OWNER, sessionId, s, null);
             }
             capturedEnd = s.segments.getFirst().end;

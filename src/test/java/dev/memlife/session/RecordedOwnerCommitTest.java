@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Committing through the recorded owner. Mirrors hermes-webui {@code api/session_lifecycle.py},
  * {@code commit_session_memory}: the oldest dirty segment is always committed by the agent recorded
- * for it, even one that has since been replaced; an explicit newer agent cannot clear it.
+ * for it, even one that has since been replaced, also when the commit names the newer agent.
  */
 @Timeout(30)
 class RecordedOwnerCommitTest {
@@ -63,12 +63,35 @@ class RecordedOwnerCommitTest {
         assertThat(tracker.commit("s", true, WAIT).status()).isEqualTo(CommitResult.Status.NOTHING_TO_COMMIT);
     }
 
-    /** test_explicit_new_agent_commit_cannot_clear_old_dirty_segment. */
+    /**
+     * test_explicit_new_agent_commit_cannot_clear_old_dirty_segment: a commit called with the
+     * session's current agent commits the replaced agent's older segment first, through that agent,
+     * and leaves the current agent's work dirty for the next commit.
+     */
     @Test
-    void anExplicitNewerOwnerCannotClearTheOlderOwnersWork() {
+    void anExplicitCommitWithTheCurrentOwnerCommitsTheOlderOwnersSegmentThroughItFirst() {
         replacedMidSession();
 
-        CommitResult refused = tracker.commit("s", newAgent, true, WAIT);
+        CommitResult first = tracker.commit("s", newAgent, true, WAIT);
+
+        assertThat(first.status()).isEqualTo(CommitResult.Status.COMMITTED);
+        assertThat(first.owner()).containsSame(oldAgent);
+        assertThat(first.committedGeneration()).as("the old agent's two turns, not the new one's").isEqualTo(2);
+        assertThat(commits).containsExactly("old agent");
+        assertThat(tracker.hasUncommittedWork("s")).isTrue();
+
+        CommitResult second = tracker.commit("s", newAgent, true, WAIT);
+        assertThat(second.owner()).containsSame(newAgent);
+        assertThat(commits).containsExactly("old agent", "new agent");
+        assertThat(tracker.hasUncommittedWork("s")).isFalse();
+    }
+
+    @Test
+    void anOwnerTheSessionNeverHadCommitsNothing() {
+        replacedMidSession();
+        SessionCommitter stranger = named("stranger");
+
+        CommitResult refused = tracker.commit("s", stranger, true, WAIT);
 
         assertThat(refused.status()).isEqualTo(CommitResult.Status.NOT_OWNER);
         assertThat(refused.owner()).isEmpty();

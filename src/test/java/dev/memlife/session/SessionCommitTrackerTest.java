@@ -101,7 +101,7 @@ class SessionCommitTrackerTest {
     }
 
     @Test
-    void replacementOwnerCannotCommitAnOlderOwnersSegment() {
+    void aReplacementOwnersCommitRunsTheOlderOwnersSegmentThroughItFirst() {
         BlockingOwner oldAgent = BlockingOwner.released("old");
         BlockingOwner newAgent = BlockingOwner.released("new");
         tracker.registerOwner("s", oldAgent);
@@ -109,19 +109,19 @@ class SessionCommitTrackerTest {
         assertThat(tracker.registerOwner("s", newAgent)).isSameAs(oldAgent);
         tracker.markTurnCompleted("s", newAgent);
 
-        CommitResult refused = tracker.commit("s", newAgent, false, Duration.ZERO);
-        assertThat(refused.status()).isEqualTo(CommitResult.Status.NOT_OWNER);
-        assertThat(newAgent.calls()).isZero();
-        assertThat(refused.committedGeneration()).isZero();
-
-        CommitResult old = tracker.commit("s", oldAgent, false, Duration.ZERO);
+        CommitResult old = tracker.commit("s", newAgent, false, Duration.ZERO);
         assertThat(old.status()).isEqualTo(CommitResult.Status.COMMITTED);
+        assertThat(old.owner()).containsSame(oldAgent);
+        assertThat(oldAgent.calls()).isEqualTo(1);
+        assertThat(newAgent.calls()).isZero();
         assertThat(old.committedGeneration()).as("not the replacement's work").isEqualTo(1);
         assertThat(tracker.commit("s", oldAgent, false, Duration.ZERO).status())
+                .as("replaced, and its work committed: no longer one of the session's owners")
                 .isEqualTo(CommitResult.Status.NOT_OWNER);
 
         CommitResult fresh = tracker.commit("s", newAgent, false, Duration.ZERO);
         assertThat(fresh.status()).isEqualTo(CommitResult.Status.COMMITTED);
+        assertThat(fresh.owner()).containsSame(newAgent);
         assertThat(fresh.committedGeneration()).isEqualTo(2);
     }
 
@@ -129,12 +129,16 @@ class SessionCommitTrackerTest {
     void ownersAreComparedByIdentityNotEquality() {
         SessionCommitter a = new EqualOwner();
         SessionCommitter b = new EqualOwner();
-        assertThat(a).isEqualTo(b);
+        SessionCommitter c = new EqualOwner();
+        assertThat(a).isEqualTo(b).isEqualTo(c);
         tracker.markTurnCompleted("s", a);
         tracker.markTurnCompleted("s", b);
 
-        assertThat(tracker.commit("s", b, false, Duration.ZERO).status()).isEqualTo(CommitResult.Status.NOT_OWNER);
-        assertThat(tracker.commit("s", a, false, Duration.ZERO).committedGeneration()).isEqualTo(1);
+        assertThat(tracker.commit("s", c, false, Duration.ZERO).status()).as("equal, but not an owner")
+                .isEqualTo(CommitResult.Status.NOT_OWNER);
+        CommitResult first = tracker.commit("s", b, false, Duration.ZERO);
+        assertThat(first.owner()).as("the oldest segment's owner, by identity").containsSame(a);
+        assertThat(first.committedGeneration()).isEqualTo(1);
     }
 
     /** Equal to every other instance: only identity tells two apart. */
