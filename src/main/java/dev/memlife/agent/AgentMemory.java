@@ -142,6 +142,33 @@ public final class AgentMemory implements SessionCommitter, AutoCloseable {
         }
     }
 
+    /**
+     * Records one completed turn in one call: the user's message and the assistant's reply go into
+     * the session transcript (which end-of-session extraction reads) and the turn into the
+     * manager's write queue ({@link MemoryManager#syncAll(String, String, String)}), so neither can
+     * be forgotten. Returns at once, as {@code syncAll} does.
+     *
+     * @param userText what the user said
+     * @param assistantText what the agent answered
+     * @param sessionId the session the turn belongs to
+     * @return true if the write was accepted; false if it was not (a blank user turn, or the
+     *     manager is stopping: counted, and the caller should answer that memory is unavailable).
+     *     The transcript has the turn either way; a stopping agent's transcript is never extracted
+     *     again
+     * @throws NullPointerException naming the first null argument
+     * @throws dev.memlife.QueueFullException as {@code syncAll}: nothing was queued
+     */
+    public boolean recordTurn(String userText, String assistantText, String sessionId) {
+        requireNonNull(userText, "userText");
+        requireNonNull(assistantText, "assistantText");
+        requireNonNull(sessionId, "sessionId");
+        synchronized (transcript) {
+            transcript.add(Message.user(userText));
+            transcript.add(Message.assistant(assistantText));
+        }
+        return manager.syncAll(userText, assistantText, sessionId);
+    }
+
     /** {@return a snapshot of the session transcript}; later changes to the transcript do not show in it. */
     public List<Message> transcript() {
         synchronized (transcript) {

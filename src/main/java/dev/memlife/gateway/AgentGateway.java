@@ -95,6 +95,7 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
     private final CommitBeforeEviction beforeEviction;
     /** Sessions the idle sweep leaves to another path (their expiry). */
     private final Predicate<String> idleSweepSkips;
+    private final Function<? super String, ? extends AgentMemory> agentFactory;
     private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
     private final CompletableFuture<GatewayStopReport> stopReport = new CompletableFuture<>();
     /** When the idle sweep last ran, by the gateway's ticker; CAS so only one caller sweeps at a time. */
@@ -104,6 +105,7 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
         this.name = b.name;
         this.evictionMode = b.evictionMode;
         this.idleSweepSkips = b.idleSweepSkips;
+        this.agentFactory = b.agentFactory;
         this.stopMode = b.stopMode;
         this.idleTtl = b.idleTtl;
         this.sweepIntervalNanos = b.sweepInterval.toNanos();
@@ -147,6 +149,30 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
      * @throws NullPointerException if an argument is null or the factory returns null
      */
     public AgentLease acquire(String key, Function<? super String, ? extends AgentMemory> factory) {
+        return lease(key, factory);
+    }
+
+    /**
+     * Leases the agent for {@code key}, creating it with the gateway's {@linkplain
+     * Builder#agentFactory agent factory} if none is cached; otherwise as {@link #acquire(String,
+     * Function)}.
+     *
+     * @param key the session key
+     * @return the lease on the agent, to close when the turn is over
+     * @throws IllegalStateException if the gateway was built without an agent factory
+     * @throws StoppedException if the gateway is stopped
+     * @throws NullPointerException if {@code key} is null or the factory returns null
+     */
+    public AgentLease acquire(String key) {
+        requireNonNull(key, "key");
+        if (agentFactory == null) {
+            throw new IllegalStateException("gateway '" + name + "' has no agent factory: build it with "
+                    + "AgentGateway.builder().agentFactory(...), or pass one to acquire(key, factory)");
+        }
+        return lease(key, agentFactory);
+    }
+
+    private AgentLease lease(String key, Function<? super String, ? extends AgentMemory> factory) {
         requireNonNull(key, "key");
         requireNonNull(factory, "factory");
         maybeSweep();
@@ -510,6 +536,7 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
         private TeardownMode stopMode = TeardownMode.CLOSE;
         private BiPredicate<String, AgentMemory> beforeEviction;
         private Predicate<String> idleSweepSkips = key -> false;
+        private Function<? super String, ? extends AgentMemory> agentFactory;
 
         private Builder() {}
 
@@ -654,6 +681,20 @@ public final class AgentGateway implements Stoppable<GatewayStopReport>, AutoClo
          */
         public Builder idleSweepSkips(Predicate<String> skip) {
             this.idleSweepSkips = requireNonNull(skip, "skip");
+            return this;
+        }
+
+        /**
+         * How {@link #acquire(String)} makes the agent for a session key that has none cached (for
+         * example a manager per session that uses the application's one store); none by default,
+         * when every caller passes its own to {@link #acquire(String, Function)}. Called on the
+         * acquiring thread, outside the gateway's locks.
+         *
+         * @param factory makes the agent for a key; must not return null
+         * @return this builder
+         */
+        public Builder agentFactory(Function<? super String, ? extends AgentMemory> factory) {
+            this.agentFactory = requireNonNull(factory, "factory");
             return this;
         }
 

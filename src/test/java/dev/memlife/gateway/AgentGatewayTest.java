@@ -210,6 +210,37 @@ class AgentGatewayTest {
     }
 
     @Test
+    void acquireWithoutAFactoryUsesTheGatewaysAgentFactory() {
+        RecordingProvider provider = new RecordingProvider("rec");
+        List<String> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+        gateway = AgentGateway.builder().ticker(ticker).agentFactory(key -> {
+            made.add(key);
+            return agent(provider);
+        }).build();
+
+        try (AgentLease lease = gateway.acquire("k")) {
+            assertThat(lease.agent().recordTurn("hello", "hi", "k")).isTrue();
+        }
+        try (AgentLease again = gateway.acquire("k")) {
+            assertThat(again.agent().transcript()).extracting(Message::content).containsExactly("hello", "hi");
+        }
+        assertThat(made).as("made once, then cached").containsExactly("k");
+        assertThat(gateway.reset("k").status()).isEqualTo(ResetResult.Status.CLOSED);
+        assertThat(provider.turns()).extracting(t -> t.userContent()).containsExactly("hello");
+        assertThat(provider.sessionEnds()).singleElement().satisfies(messages ->
+                assertThat(messages).extracting(Message::content).containsExactly("hello", "hi"));
+    }
+
+    @Test
+    void acquireWithoutAFactoryOnAGatewayWithoutOneSaysHowToGiveIt() {
+        assertThatThrownBy(() -> gateway.acquire("k")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("agentFactory(...)");
+        assertThatThrownBy(() -> gateway.acquire(null)).isInstanceOf(NullPointerException.class).hasMessage("key");
+        assertThatThrownBy(() -> AgentGateway.builder().agentFactory(null)).isInstanceOf(NullPointerException.class)
+                .hasMessage("factory");
+    }
+
+    @Test
     void resultsPrintWhatBecameOfTheTeardownNotTheFuturesIdentity() {
         gateway.put("k", agent(new RecordingProvider("rec")));
         ResetResult reset = gateway.reset("k");
