@@ -256,9 +256,9 @@ public final class WriteBehind<K, M> {
         return o.report();
     }
 
-    /** {@link #stop} within the builder's {@code closeTimeout}. */
-    public void close() {
-        stop(closeTimeout);
+    /** {@return the budget of the decorator's {@code close()}: its {@code stop(closeTimeout)}} */
+    public Duration closeTimeout() {
+        return closeTimeout;
     }
 
     /** {@return the figures now: cheap, one short lock} */

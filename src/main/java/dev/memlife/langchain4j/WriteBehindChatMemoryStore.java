@@ -180,7 +180,7 @@ public final class WriteBehindChatMemoryStore
      */
     @Override
     public void close() {
-        engine.close();
+        stop(engine.closeTimeout());
     }
 
     /**

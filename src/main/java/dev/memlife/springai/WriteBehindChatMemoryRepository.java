@@ -210,7 +210,7 @@ public final class WriteBehindChatMemoryRepository
      */
     @Override
     public void close() {
-        engine.close();
+        stop(engine.closeTimeout());
     }
 
     /**
