@@ -140,12 +140,13 @@ public class MemlifeAutoConfiguration {
      * The health indicator ({@code memlifeHealthIndicator}, health group {@code memlife}), unless
      * {@code management.health.memlife.enabled=false} or the application defines a bean of that
      * name. Each Boot line has a class of its own, because each names a {@code HealthIndicator}
-     * type the other lacks; the conditions they share and the check they report are here, once.
+     * type the other lacks; the property they share and the check they report are here, once. On a
+     * class path with both (a test's, say), the first registered wins: each bean is conditional on
+     * the other's absence.
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(prefix = "management.health.memlife", name = "enabled", havingValue = "true",
             matchIfMissing = true)
-    @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
     static class Health {
 
         /** Boot 3: actuator's {@code HealthIndicator}. */
@@ -153,6 +154,7 @@ public class MemlifeAutoConfiguration {
         @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
         static class Boot3 {
             @Bean
+            @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
             MemlifeHealthIndicator memlifeHealthIndicator(BeanFactory beans) {
                 return new MemlifeHealthIndicator(check(beans));
             }
@@ -163,6 +165,7 @@ public class MemlifeAutoConfiguration {
         @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
         static class Boot4 {
             @Bean
+            @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
             MemlifeBoot4HealthIndicator memlifeHealthIndicator(BeanFactory beans) {
                 return new MemlifeBoot4HealthIndicator(check(beans));
             }
