@@ -12,6 +12,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -140,13 +141,13 @@ public class MemlifeAutoConfiguration {
      * The health indicator ({@code memlifeHealthIndicator}, health group {@code memlife}), unless
      * {@code management.health.memlife.enabled=false} or the application defines a bean of that
      * name. Each Boot line has a class of its own, because each names a {@code HealthIndicator}
-     * type the other lacks; the property they share and the check they report are here, once. On a
-     * class path with both (a test's, say), the first registered wins: each bean is conditional on
-     * the other's absence.
+     * type the other lacks; the conditions they share and the check they report are here, once. On
+     * a class path with both (a test's, say), Boot 3's actuator is the one used.
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(prefix = "management.health.memlife", name = "enabled", havingValue = "true",
             matchIfMissing = true)
+    @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
     static class Health {
 
         /** Boot 3: actuator's {@code HealthIndicator}. */
@@ -154,18 +155,17 @@ public class MemlifeAutoConfiguration {
         @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
         static class Boot3 {
             @Bean
-            @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
             MemlifeHealthIndicator memlifeHealthIndicator(BeanFactory beans) {
                 return new MemlifeHealthIndicator(check(beans));
             }
         }
 
-        /** Boot 4: spring-boot-health's {@code HealthIndicator}. */
+        /** Boot 4: spring-boot-health's {@code HealthIndicator}, where Boot 3's actuator is absent. */
         @Configuration(proxyBeanMethods = false)
         @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+        @ConditionalOnMissingClass("org.springframework.boot.actuate.health.HealthIndicator")
         static class Boot4 {
             @Bean
-            @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
             MemlifeBoot4HealthIndicator memlifeHealthIndicator(BeanFactory beans) {
                 return new MemlifeBoot4HealthIndicator(check(beans));
             }
