@@ -6,7 +6,11 @@
  * write in a {@link dev.memlife.DrainReport}. The package also owns the values those calls carry
  * ({@link dev.memlife.Turn}, {@link dev.memlife.Message}, {@link dev.memlife.ToolSchema}, {@link
  * dev.memlife.WriteStatus}), the {@link dev.memlife.QueueFullException} of a full queue and the
- * {@link dev.memlife.Ticker} every timeout is measured with. It is the innermost layer: it depends
+ * {@link dev.memlife.Ticker} every timeout is measured with, and the shared face of the two
+ * write-behind chat memories ({@code dev.memlife.langchain4j.WriteBehindChatMemoryStore}, {@code
+ * dev.memlife.springai.WriteBehindChatMemoryRepository}): their builder's settings ({@link
+ * dev.memlife.WriteBehindBuilder}), their report ({@link dev.memlife.WriteBehindReport}) and
+ * their figures ({@link dev.memlife.WriteBehindFigures}). It is the innermost layer: it depends
  * on nothing of memlife but the unexported {@code dev.memlife.internal}, and every other package
  * depends on it, never the other way round.
  */

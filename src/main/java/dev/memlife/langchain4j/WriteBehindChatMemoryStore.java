@@ -4,17 +4,15 @@ import static java.util.Objects.requireNonNull;
 
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.store.memory.chat.ChatMemoryStore;
-import dev.memlife.OwnerBuilder;
 import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
-import dev.memlife.internal.Checks;
+import dev.memlife.WriteBehindBuilder;
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.WriteBehindReport;
 import dev.memlife.internal.WriteBehind;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A write-behind {@link ChatMemoryStore} over any other: {@link #updateMessages} and {@link
@@ -32,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *         .chatMemoryStore(store).build();
  * memory.add(UserMessage.from("hi"));          // returns without waiting for myStore
  * ...
- * WriteBehindReport report = store.stop(Duration.ofSeconds(5));   // at shutdown: drains, reports
+ * WriteBehindReport<Object> report = store.stop(Duration.ofSeconds(5));   // at shutdown: drains, reports
  * }</pre>
  *
  * <ul>
@@ -51,7 +49,7 @@ import org.slf4j.LoggerFactory;
  *       on with the other memory ids, and the state stays here, read by {@link #getMessages}, so a
  *       chat memory's next update builds on it. It is written again with that id's next update or
  *       delete, by {@link #flush}, and by {@link #stop}; one the store still refuses at
- *       shutdown is in the report's {@link WriteBehindReport#failedMemoryIds()}. Nothing is dropped
+ *       shutdown is in the report's {@link WriteBehindReport#failedIds()}. Nothing is dropped
  *       silently.
  *   <li><b>Bounded at shutdown.</b> {@link #flush(Duration)} is a barrier for every update handed
  *       over before it; {@link #stop(Duration)} (and {@link #close()}) refuses later updates,
@@ -67,35 +65,25 @@ import org.slf4j.LoggerFactory;
  * behind must allow that, as LangChain4j's stores do. A store that hangs holds the writer, and the
  * updates of other memory ids wait behind it. The store behind is the application's: this one
  * never closes it.
+ *
+ * <p>The write-behind engine is the same as that of {@code
+ * dev.memlife.springai.WriteBehindChatMemoryRepository}, Spring AI's counterpart: the two share
+ * their builder's settings ({@link WriteBehindBuilder}), their report ({@link WriteBehindReport},
+ * by memory id here) and their figures ({@link WriteBehindFigures}).
  */
-public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppable<WriteBehindReport>, AutoCloseable {
+public final class WriteBehindChatMemoryStore
+        implements ChatMemoryStore, Stoppable<WriteBehindReport<Object>>, AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(WriteBehindChatMemoryStore.class);
+    private static final WriteBehind.Words WORDS = new WriteBehind.Words(WriteBehindChatMemoryStore.class,
+            "write-behind chat memory store", "memory id", "store", "update");
 
-    private final ChatMemoryStore store;
-    private final String name;
-    private final Duration closeTimeout;
     /** The write-behind itself, shared with memlife's Spring AI repository; this class adapts it. */
-    private final WriteBehind<List<ChatMessage>> engine;
+    private final WriteBehind<Object, ChatMessage> engine;
 
     private WriteBehindChatMemoryStore(Builder b) {
-        this.store = b.store;
-        this.name = b.name;
-        this.closeTimeout = b.closeTimeout;
-        this.engine = new WriteBehind<>(new WriteBehind.Sink<>() {
-            @Override
-            public void save(Object id, List<ChatMessage> messages) {
-                store.updateMessages(id, messages);
-            }
-
-            @Override
-            public void delete(Object id) {
-                store.deleteMessages(id);
-            }
-        }, b.name,
-                new WriteBehind.Words("write-behind chat memory store '" + b.name + "'", "memory id", "store", "update"),
-                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory().orElse(null)), b.writerKeepAlive,
-                b.ticker(), LOG);
+        ChatMemoryStore store = b.store;
+        this.engine = new WriteBehind<>(b, WORDS, store,
+                WriteBehind.Sink.of(store::getMessages, store::updateMessages, store::deleteMessages));
     }
 
     /**
@@ -120,7 +108,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
 
     /** {@return the store's name, as its thread, logs and errors use it} */
     public String name() {
-        return name;
+        return engine.name();
     }
 
     /**
@@ -134,15 +122,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      */
     @Override
     public List<ChatMessage> getMessages(Object memoryId) {
-        requireNonNull(memoryId, "memoryId");
-        WriteBehind.Waiting<List<ChatMessage>> waiting = engine.waiting(memoryId);
-        if (waiting != null) {
-            return waiting.state() == null ? new ArrayList<>() : new ArrayList<>(waiting.state());
-        }
-        // Nothing waits for this id, so the store has its latest state: an entry leaves the
-        // engine only after the store returned from writing it.
-        List<ChatMessage> stored = store.getMessages(memoryId);
-        return stored == null ? new ArrayList<>() : stored;
+        return engine.read(requireNonNull(memoryId, "memoryId"));
     }
 
     /**
@@ -158,8 +138,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      */
     @Override
     public void updateMessages(Object memoryId, List<ChatMessage> messages) {
-        requireNonNull(memoryId, "memoryId");
-        engine.handOver(memoryId, copyOf(messages), "updateMessages");
+        engine.save(requireNonNull(memoryId, "memoryId"), messages, "updateMessages");
     }
 
     /**
@@ -175,20 +154,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      */
     @Override
     public void deleteMessages(Object memoryId) {
-        requireNonNull(memoryId, "memoryId");
-        engine.handOver(memoryId, null, "deleteMessages");
-    }
-
-    private static List<ChatMessage> copyOf(List<ChatMessage> messages) {
-        requireNonNull(messages, "messages");
-        List<ChatMessage> copy = new ArrayList<>(messages.size());
-        for (ChatMessage m : messages) {
-            if (m == null) {
-                throw new NullPointerException("messages[" + copy.size() + "]");
-            }
-            copy.add(m);
-        }
-        return List.copyOf(copy);
+        engine.delete(requireNonNull(memoryId, "memoryId"), "deleteMessages");
     }
 
     /**
@@ -204,7 +170,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      * @throws IllegalArgumentException if {@code timeout} is negative or too large to measure
      */
     public boolean flush(Duration timeout) {
-        return engine.flush(Checks.nonNegative(timeout, "timeout"));
+        return engine.flush(timeout);
     }
 
     /**
@@ -214,7 +180,7 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      */
     @Override
     public void close() {
-        stop(closeTimeout);
+        stop(engine.closeTimeout());
     }
 
     /**
@@ -234,94 +200,37 @@ public final class WriteBehindChatMemoryStore implements ChatMemoryStore, Stoppa
      * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
      */
     @Override
-    public WriteBehindReport stop(Duration budget) {
-        WriteBehind.Outcome o = engine.stop(Checks.nonNegative(budget, "budget"));
-        WriteBehindReport report = new WriteBehindReport(o.written(), o.failed(), o.abandoned(), o.stillRunning(),
-                figures(o.counts()), o.budget(), o.elapsed());
-        if (o.closedHere() && !report.complete()) {
-            LOG.warn("{}: shutdown left memory ids unwritten: {}", component(), report);
-        }
-        return report;
+    public WriteBehindReport<Object> stop(Duration budget) {
+        return engine.stop(budget);
     }
 
     /**
-     * The store's figures now: cheap, one short lock.
+     * The store's figures now: cheap, one short lock. Its saves are the {@code updateMessages}
+     * calls, taken and written.
      *
      * @return the counters and the number of memory ids waiting
      */
     public WriteBehindFigures figures() {
-        return figures(engine.counts());
+        return engine.figures();
     }
 
-    private static WriteBehindFigures figures(WriteBehind.Counts c) {
-        return new WriteBehindFigures(c.saves(), c.deletes(), c.coalesced(), c.sinkSaves(), c.sinkDeletes(),
-                c.sinkFailures(), c.rejected(), c.pending());
-    }
-
-    private String component() {
-        return "write-behind chat memory store '" + name + "'";
-    }
-
+    /** {@return {@code WriteBehindChatMemoryStore[<name> over <store>]}} */
     @Override
     public String toString() {
-        return "WriteBehindChatMemoryStore[" + name + " over " + store + "]";
+        return engine.toString();
     }
 
     /**
-     * Builds a {@link WriteBehindChatMemoryStore}. Every setter checks its argument and names it
-     * when it refuses one.
+     * Builds a {@link WriteBehindChatMemoryStore}: the settings of {@link WriteBehindBuilder} (name,
+     * close timeout, writer keep-alive) and {@link dev.memlife.OwnerBuilder} (thread factory,
+     * ticker). Every setter checks its argument and names it when it refuses one.
      */
-    public static final class Builder extends OwnerBuilder<Builder> {
-
-        /** Default name: {@value}. */
-        public static final String DEFAULT_NAME = "chat-memory";
-        /** Default budget of {@link WriteBehindChatMemoryStore#close()}. */
-        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
-        /** Default time an idle writer thread waits for work before it exits. */
-        public static final Duration DEFAULT_WRITER_KEEP_ALIVE = Duration.ofSeconds(1);
+    public static final class Builder extends WriteBehindBuilder<Builder> {
 
         private final ChatMemoryStore store;
-        private String name = DEFAULT_NAME;
-        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
-        private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
 
         private Builder(ChatMemoryStore store) {
             this.store = store;
-        }
-
-        /**
-         * The store's name in its thread's name ({@code memlife-chat-writer-<name>}), logs and
-         * errors; default {@value #DEFAULT_NAME}.
-         *
-         * @param name the name; not blank
-         * @return this builder
-         */
-        public Builder name(String name) {
-            this.name = Checks.notBlank(name, "name");
-            return this;
-        }
-
-        /**
-         * The budget of {@link WriteBehindChatMemoryStore#close()}; default 5 s.
-         *
-         * @param closeTimeout the longest {@code close()} takes; zero or more
-         * @return this builder
-         */
-        public Builder closeTimeout(Duration closeTimeout) {
-            this.closeTimeout = Checks.nonNegative(closeTimeout, "closeTimeout");
-            return this;
-        }
-
-        /**
-         * How long the writer thread waits for work, idle, before it exits; default 1 s. The next
-         * update starts a new one. Measured on the real clock, whatever the {@link #ticker}.
-         *
-         * @param writerKeepAlive the idle time before the writer exits; zero or more
-         * @return this builder
-         */
-        public Builder writerKeepAlive(Duration writerKeepAlive) {
-            this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
-            return this;
         }
 
         /** {@return a new write-behind store with these settings; it starts no thread until the first update} */

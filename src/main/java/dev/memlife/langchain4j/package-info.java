@@ -8,7 +8,7 @@
  *       ChatMemoryStore} over any other. A chat memory's update returns at once; the latest state
  *       of each conversation is written behind, coalesced, read back before it is written, ordered
  *       with deletes, and flushed and drained within a deadline with a {@link
- *       dev.memlife.langchain4j.WriteBehindReport report} by memory id.
+ *       dev.memlife.WriteBehindReport report} by memory id.
  *   <li><b>Over:</b> {@link dev.memlife.langchain4j.ChatMemoryStoreProvider} is a {@link
  *       dev.memlife.MemoryProvider} that appends every turn a memory manager delivers to a {@code
  *       ChatMemoryStore}, idempotently by write id.

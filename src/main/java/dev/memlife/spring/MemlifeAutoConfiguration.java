@@ -7,10 +7,12 @@ import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.store.JdbcMemoryProvider;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -121,11 +123,6 @@ public class MemlifeAutoConfiguration {
                 .orElse(MemlifeLifecycle.DEFAULT_PHASE_TIMEOUT);
     }
 
-    static HealthCheck healthCheck(AgentGateway gateway, ObjectProvider<SessionCommitTracker> tracker,
-            ObjectProvider<DataSource> dataSource) {
-        return new HealthCheck(gateway, tracker.getIfUnique(), dataSource.getIfUnique());
-    }
-
     /**
      * Micrometer: the gateway's meters ({@link MemlifeMetrics}), a {@code MeterBinder} bean that
      * Boot's metrics support binds to its registry.
@@ -140,31 +137,45 @@ public class MemlifeAutoConfiguration {
         }
     }
 
-    /** Boot 3: actuator's {@code HealthIndicator}. */
+    /**
+     * The health indicator ({@code memlifeHealthIndicator}, health group {@code memlife}), unless
+     * {@code management.health.memlife.enabled=false} or the application defines a bean of that
+     * name. Each Boot line has a class of its own, because each names a {@code HealthIndicator}
+     * type the other lacks; the conditions they share and the check they report are here, once. On
+     * a class path with both (a test's, say), Boot 3's actuator is the one used.
+     */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
     @ConditionalOnProperty(prefix = "management.health.memlife", name = "enabled", havingValue = "true",
             matchIfMissing = true)
-    static class Boot3Health {
-        @Bean
-        @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
-        MemlifeHealthIndicator memlifeHealthIndicator(AgentGateway gateway,
-                ObjectProvider<SessionCommitTracker> tracker, ObjectProvider<DataSource> dataSource) {
-            return new MemlifeHealthIndicator(healthCheck(gateway, tracker, dataSource));
-        }
-    }
+    @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
+    static class Health {
 
-    /** Boot 4: spring-boot-health's {@code HealthIndicator}. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
-    @ConditionalOnProperty(prefix = "management.health.memlife", name = "enabled", havingValue = "true",
-            matchIfMissing = true)
-    static class Boot4Health {
-        @Bean
-        @ConditionalOnMissingBean(name = "memlifeHealthIndicator")
-        MemlifeBoot4HealthIndicator memlifeHealthIndicator(AgentGateway gateway,
-                ObjectProvider<SessionCommitTracker> tracker, ObjectProvider<DataSource> dataSource) {
-            return new MemlifeBoot4HealthIndicator(healthCheck(gateway, tracker, dataSource));
+        /** Boot 3: actuator's {@code HealthIndicator}. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
+        static class Boot3 {
+            @Bean
+            MemlifeHealthIndicator memlifeHealthIndicator(BeanFactory beans) {
+                return new MemlifeHealthIndicator(check(beans));
+            }
+        }
+
+        /** Boot 4: spring-boot-health's {@code HealthIndicator}, where Boot 3's actuator is absent. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+        @ConditionalOnMissingClass("org.springframework.boot.actuate.health.HealthIndicator")
+        static class Boot4 {
+            @Bean
+            MemlifeBoot4HealthIndicator memlifeHealthIndicator(BeanFactory beans) {
+                return new MemlifeBoot4HealthIndicator(check(beans));
+            }
+        }
+
+        /** The check both indicators report: the gateway, and the tracker and data source if there is one of each. */
+        private static HealthCheck check(BeanFactory beans) {
+            return new HealthCheck(beans.getBean(AgentGateway.class),
+                    beans.getBeanProvider(SessionCommitTracker.class).getIfUnique(),
+                    beans.getBeanProvider(DataSource.class).getIfUnique());
         }
     }
 }

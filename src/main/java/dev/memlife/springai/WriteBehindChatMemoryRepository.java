@@ -2,20 +2,16 @@ package dev.memlife.springai;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.OwnerBuilder;
 import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
+import dev.memlife.WriteBehindBuilder;
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.WriteBehindReport;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.WriteBehind;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.ai.chat.memory.ChatMemoryRepository;
 import org.springframework.ai.chat.messages.Message;
 
@@ -35,7 +31,7 @@ import org.springframework.ai.chat.messages.Message;
  *         .maxMessages(20).build();
  * memory.add(conversationId, new UserMessage("hi"));   // returns without waiting for jdbcRepository
  * ...
- * WriteBehindReport report = repository.stop(Duration.ofSeconds(5)); // at shutdown: drains, reports
+ * WriteBehindReport<String> report = repository.stop(Duration.ofSeconds(5)); // at shutdown: drains, reports
  * }</pre>
  *
  * <p>As a Spring bean, {@link #close()} is its destroy method (Spring infers it from {@link
@@ -61,7 +57,7 @@ import org.springframework.ai.chat.messages.Message;
  *       #findByConversationId}, so the chat memory's next message builds on it. It is written again
  *       with that conversation's next save or delete, by {@link #flush}, and by {@link #stop};
  *       one the repository still refuses at shutdown is in the report's {@link
- *       WriteBehindReport#failedConversationIds()}. Nothing is dropped silently.
+ *       WriteBehindReport#failedIds()}. Nothing is dropped silently.
  *   <li><b>Bounded at shutdown.</b> {@link #flush(Duration)} is a barrier for every save and delete
  *       handed over before it; {@link #stop(Duration)} (and {@link #close()}) refuses later
  *       ones, writes what waits within its budget and says, by conversation id, what was written
@@ -78,36 +74,24 @@ import org.springframework.ai.chat.messages.Message;
  * one never closes it.
  *
  * <p>The write-behind engine is the same as that of {@code
- * dev.memlife.langchain4j.WriteBehindChatMemoryStore}, LangChain4j's counterpart.
+ * dev.memlife.langchain4j.WriteBehindChatMemoryStore}, LangChain4j's counterpart: the two share
+ * their builder's settings ({@link WriteBehindBuilder}), their report ({@link WriteBehindReport},
+ * by conversation id here) and their figures ({@link WriteBehindFigures}).
  */
-public final class WriteBehindChatMemoryRepository implements ChatMemoryRepository, Stoppable<WriteBehindReport>, AutoCloseable {
+public final class WriteBehindChatMemoryRepository
+        implements ChatMemoryRepository, Stoppable<WriteBehindReport<String>>, AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(WriteBehindChatMemoryRepository.class);
+    private static final WriteBehind.Words WORDS = new WriteBehind.Words(WriteBehindChatMemoryRepository.class,
+            "write-behind chat memory repository", "conversation id", "repository", "save");
 
-    private final ChatMemoryRepository repository;
-    private final String name;
-    private final Duration closeTimeout;
     /** The write-behind itself, shared with memlife's LangChain4j store; this class adapts it. */
-    private final WriteBehind<List<Message>> engine;
+    private final WriteBehind<String, Message> engine;
+    private final ChatMemoryRepository repository;
 
     private WriteBehindChatMemoryRepository(Builder b) {
         this.repository = b.repository;
-        this.name = b.name;
-        this.closeTimeout = b.closeTimeout;
-        this.engine = new WriteBehind<>(new WriteBehind.Sink<>() {
-            @Override
-            public void save(Object id, List<Message> messages) {
-                repository.saveAll((String) id, messages);
-            }
-
-            @Override
-            public void delete(Object id) {
-                repository.deleteByConversationId((String) id);
-            }
-        }, b.name,
-                new WriteBehind.Words(component(b.name), "conversation id", "repository", "save"),
-                WriteBehind.writerThreads("memlife-chat-writer-" + b.name, b.threadFactory().orElse(null)), b.writerKeepAlive,
-                b.ticker(), LOG);
+        this.engine = new WriteBehind<>(b, WORDS, repository, WriteBehind.Sink.of(repository::findByConversationId,
+                repository::saveAll, repository::deleteByConversationId));
     }
 
     /**
@@ -132,7 +116,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
 
     /** {@return the repository's name, as its thread, logs and errors use it} */
     public String name() {
-        return name;
+        return engine.name();
     }
 
     /**
@@ -146,17 +130,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      */
     @Override
     public List<String> findConversationIds() {
-        Map<Object, List<Message>> waiting = engine.waitingStates();
-        List<String> stored = repository.findConversationIds();
-        Set<String> ids = new LinkedHashSet<>(stored == null ? List.of() : stored);
-        for (Map.Entry<Object, List<Message>> e : waiting.entrySet()) {
-            if (e.getValue() == null) {
-                ids.remove((String) e.getKey());
-            } else {
-                ids.add((String) e.getKey());
-            }
-        }
-        return new ArrayList<>(ids);
+        return engine.ids(repository::findConversationIds);
     }
 
     /**
@@ -172,15 +146,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      */
     @Override
     public List<Message> findByConversationId(String conversationId) {
-        Checks.notBlank(conversationId, "conversationId");
-        WriteBehind.Waiting<List<Message>> waiting = engine.waiting(conversationId);
-        if (waiting != null) {
-            return waiting.state() == null ? new ArrayList<>() : new ArrayList<>(waiting.state());
-        }
-        // Nothing waits for this id, so the repository has its latest state: an entry leaves the
-        // engine only after the repository returned from writing it.
-        List<Message> stored = repository.findByConversationId(conversationId);
-        return stored == null ? new ArrayList<>() : stored;
+        return engine.read(Checks.notBlank(conversationId, "conversationId"));
     }
 
     /**
@@ -199,8 +165,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      */
     @Override
     public void saveAll(String conversationId, List<Message> messages) {
-        Checks.notBlank(conversationId, "conversationId");
-        engine.handOver(conversationId, copyOf(messages), "saveAll");
+        engine.save(Checks.notBlank(conversationId, "conversationId"), messages, "saveAll");
     }
 
     /**
@@ -218,20 +183,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      */
     @Override
     public void deleteByConversationId(String conversationId) {
-        Checks.notBlank(conversationId, "conversationId");
-        engine.handOver(conversationId, null, "deleteByConversationId");
-    }
-
-    private static List<Message> copyOf(List<Message> messages) {
-        requireNonNull(messages, "messages");
-        List<Message> copy = new ArrayList<>(messages.size());
-        for (Message m : messages) {
-            if (m == null) {
-                throw new NullPointerException("messages[" + copy.size() + "]");
-            }
-            copy.add(m);
-        }
-        return List.copyOf(copy);
+        engine.delete(Checks.notBlank(conversationId, "conversationId"), "deleteByConversationId");
     }
 
     /**
@@ -248,7 +200,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      * @throws IllegalArgumentException if {@code timeout} is negative or too large to measure
      */
     public boolean flush(Duration timeout) {
-        return engine.flush(Checks.nonNegative(timeout, "timeout"));
+        return engine.flush(timeout);
     }
 
     /**
@@ -258,7 +210,7 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      */
     @Override
     public void close() {
-        stop(closeTimeout);
+        stop(engine.closeTimeout());
     }
 
     /**
@@ -278,94 +230,37 @@ public final class WriteBehindChatMemoryRepository implements ChatMemoryReposito
      * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
      */
     @Override
-    public WriteBehindReport stop(Duration budget) {
-        WriteBehind.Outcome o = engine.stop(Checks.nonNegative(budget, "budget"));
-        WriteBehindReport report = new WriteBehindReport(o.written(), o.failed(), o.abandoned(), o.stillRunning(),
-                figures(o.counts()), o.budget(), o.elapsed());
-        if (o.closedHere() && !report.complete()) {
-            LOG.warn("{}: shutdown left conversations unwritten: {}", component(name), report);
-        }
-        return report;
+    public WriteBehindReport<String> stop(Duration budget) {
+        return engine.stop(budget);
     }
 
     /**
-     * The repository's figures now: cheap, one short lock.
+     * The repository's figures now: cheap, one short lock. Its saves are the {@code saveAll} calls,
+     * taken and written.
      *
      * @return the counters and the number of conversations waiting
      */
     public WriteBehindFigures figures() {
-        return figures(engine.counts());
+        return engine.figures();
     }
 
-    private static WriteBehindFigures figures(WriteBehind.Counts c) {
-        return new WriteBehindFigures(c.saves(), c.deletes(), c.coalesced(), c.sinkSaves(), c.sinkDeletes(),
-                c.sinkFailures(), c.rejected(), c.pending());
-    }
-
-    private static String component(String name) {
-        return "write-behind chat memory repository '" + name + "'";
-    }
-
+    /** {@return {@code WriteBehindChatMemoryRepository[<name> over <repository>]}} */
     @Override
     public String toString() {
-        return "WriteBehindChatMemoryRepository[" + name + " over " + repository + "]";
+        return engine.toString();
     }
 
     /**
-     * Builds a {@link WriteBehindChatMemoryRepository}. Every setter checks its argument and names
-     * it when it refuses one.
+     * Builds a {@link WriteBehindChatMemoryRepository}: the settings of {@link WriteBehindBuilder}
+     * (name, close timeout, writer keep-alive) and {@link dev.memlife.OwnerBuilder} (thread factory,
+     * ticker). Every setter checks its argument and names it when it refuses one.
      */
-    public static final class Builder extends OwnerBuilder<Builder> {
-
-        /** Default name: {@value}. */
-        public static final String DEFAULT_NAME = "chat-memory";
-        /** Default budget of {@link WriteBehindChatMemoryRepository#close()}. */
-        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
-        /** Default time an idle writer thread waits for work before it exits. */
-        public static final Duration DEFAULT_WRITER_KEEP_ALIVE = Duration.ofSeconds(1);
+    public static final class Builder extends WriteBehindBuilder<Builder> {
 
         private final ChatMemoryRepository repository;
-        private String name = DEFAULT_NAME;
-        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
-        private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
 
         private Builder(ChatMemoryRepository repository) {
             this.repository = repository;
-        }
-
-        /**
-         * The repository's name in its thread's name ({@code memlife-chat-writer-<name>}), logs and
-         * errors; default {@value #DEFAULT_NAME}.
-         *
-         * @param name the name; not blank
-         * @return this builder
-         */
-        public Builder name(String name) {
-            this.name = Checks.notBlank(name, "name");
-            return this;
-        }
-
-        /**
-         * The budget of {@link WriteBehindChatMemoryRepository#close()}; default 5 s.
-         *
-         * @param closeTimeout the longest {@code close()} takes; zero or more
-         * @return this builder
-         */
-        public Builder closeTimeout(Duration closeTimeout) {
-            this.closeTimeout = Checks.nonNegative(closeTimeout, "closeTimeout");
-            return this;
-        }
-
-        /**
-         * How long the writer thread waits for work, idle, before it exits; default 1 s. The next
-         * save starts a new one. Measured on the real clock, whatever the {@link #ticker}.
-         *
-         * @param writerKeepAlive the idle time before the writer exits; zero or more
-         * @return this builder
-         */
-        public Builder writerKeepAlive(Duration writerKeepAlive) {
-            this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
-            return this;
         }
 
         /** {@return a new write-behind repository with these settings; it starts no thread until the first save} */

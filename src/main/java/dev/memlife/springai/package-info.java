@@ -7,7 +7,7 @@
  * ChatMemoryRepository} over any other: a {@code MessageWindowChatMemory} built over it returns
  * from {@code add} at once; the latest state of each conversation is written behind, coalesced,
  * read back before it is written (conversation listing included), ordered with deletes, and
- * flushed and drained within a deadline with a {@link dev.memlife.springai.WriteBehindReport
+ * flushed and drained within a deadline with a {@link dev.memlife.WriteBehindReport
  * report} by conversation id. It shares its write-behind engine with {@code
  * dev.memlife.langchain4j.WriteBehindChatMemoryStore}.
  *

@@ -12,6 +12,7 @@ import dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.Turn;
+import dev.memlife.WriteBehindReport;
 import dev.memlife.WriteStatus;
 import java.time.Duration;
 import java.time.Instant;
@@ -144,7 +145,7 @@ class ChatMemoryStoreProviderTest {
             assertThat(chat.getMessages("s1")).as("read-your-writes").hasSize(20);
 
             slow.open();
-            WriteBehindReport written = chat.stop(WAIT);
+            WriteBehindReport<Object> written = chat.stop(WAIT);
             assertThat(written.complete()).as(written.toString()).isTrue();
             assertThat(slow.updates()).as("the held write and one for the nine turns behind it").isEqualTo(2);
             assertThat(slow.stored("s1")).hasSize(20).endsWith("q9", "a9");

@@ -9,6 +9,7 @@ import dev.langchain4j.memory.ChatMemory;
 import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
+import dev.memlife.WriteBehindReport;
 import dev.memlife.store.JdbcMemoryProvider;
 import dev.memlife.store.StoredTurn;
 import java.nio.file.Path;
@@ -52,7 +53,7 @@ class LangChain4jJdbcRestartTest {
             bob.clear();
             before = alice.messages();
 
-            WriteBehindReport report = store.stop(WAIT);
+            WriteBehindReport<Object> report = store.stop(WAIT);
             assertThat(report.complete()).as(report.toString()).isTrue();
             assertThat(sqlite.rows()).containsExactly("alice");
             assertThat(sqlite.updates()).as("coalesced: at most one write per add, usually fewer").isLessThanOrEqualTo(11);
@@ -90,7 +91,7 @@ class LangChain4jJdbcRestartTest {
                 assertThat(memory.syncAll("question " + i, "answer " + i, "session-1")).isTrue();
             }
             DrainReport drained = memory.stop();   // shuts the JDBC provider down; the chat store is ours
-            WriteBehindReport written = chat.stop(WAIT);
+            WriteBehindReport<Object> written = chat.stop(WAIT);
 
             assertThat(drained.delivered()).as(drained.toString()).isEqualTo(5);
             assertThat(written.complete()).as(written.toString()).isTrue();

@@ -10,6 +10,8 @@ import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.memory.ChatMemory;
 import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.memlife.StoppedException;
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.WriteBehindReport;
 import dev.memlife.testing.ManualTicker;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -87,11 +89,11 @@ class WriteBehindChatMemoryStoreTest {
         assertThat(slow.log()).containsExactly("update c1 [m0]", "update c1 " + all);
         assertThat(slow.stored("c1")).isEqualTo(all);
         WriteBehindFigures f = store.figures();
-        assertThat(f.updates()).isEqualTo(11);
+        assertThat(f.saves()).isEqualTo(11);
         assertThat(f.coalesced()).isEqualTo(9);
-        assertThat(f.storeUpdates()).isEqualTo(2);
+        assertThat(f.writtenSaves()).isEqualTo(2);
         assertThat(f.pending()).isZero();
-        assertThat(f.updates() + f.deletes()).isEqualTo(f.coalesced() + f.storeUpdates() + f.storeDeletes());
+        assertThat(f.saves() + f.deletes()).isEqualTo(f.coalesced() + f.writtenSaves() + f.writtenDeletes());
     }
 
     @Test
@@ -140,7 +142,7 @@ class WriteBehindChatMemoryStoreTest {
         assertThat(slow.stored("c1")).as("the final state is deleted").isEmpty();
         assertThat(memory.messages()).isEmpty();
         assertThat(store.figures().coalesced()).as("m1's save was never written").isEqualTo(1);
-        assertThat(store.figures().storeDeletes()).isEqualTo(1);
+        assertThat(store.figures().writtenDeletes()).isEqualTo(1);
     }
 
     @Test
@@ -203,17 +205,17 @@ class WriteBehindChatMemoryStoreTest {
         store.updateMessages("c2", List.of(UserMessage.from("b")));
         store.deleteMessages("c3");
 
-        CompletableFuture<WriteBehindReport> shutdown = CompletableFuture.supplyAsync(() -> store.stop(WAIT));
+        CompletableFuture<WriteBehindReport<Object>> shutdown = CompletableFuture.supplyAsync(() -> store.stop(WAIT));
         awaitAThreadWaitingIn("stop");
         assertThatThrownBy(() -> store.updateMessages("c4", List.of())).isInstanceOf(StoppedException.class);
         slow.open();
-        WriteBehindReport report = shutdown.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        WriteBehindReport<Object> report = shutdown.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 
         assertThat(report.complete()).as(report.toString()).isTrue();
-        assertThat(report.writtenMemoryIds()).containsExactly("c1", "c2", "c3");
-        assertThat(report.failedMemoryIds()).isEmpty();
-        assertThat(report.abandonedMemoryIds()).isEmpty();
-        assertThat(report.stillRunningMemoryIds()).isEmpty();
+        assertThat(report.writtenIds()).containsExactly("c1", "c2", "c3");
+        assertThat(report.failedIds()).isEmpty();
+        assertThat(report.abandonedIds()).isEmpty();
+        assertThat(report.stillRunningIds()).isEmpty();
         assertThat(slow.log()).containsExactly("update c1 [a]", "update c2 [b]", "delete c3");
         assertThat(report.figures().rejected()).isEqualTo(1);
         assertThat(report.figures().pending()).isZero();
@@ -234,13 +236,13 @@ class WriteBehindChatMemoryStoreTest {
         awaitAThreadWaitingIn("stop");
         ticker.advance(Duration.ofSeconds(6));
         close.get(WAIT.toSeconds(), TimeUnit.SECONDS); // returns, though the store still hangs
-        WriteBehindReport report = store.stop(Duration.ZERO);   // a later call: the same state, at once
+        WriteBehindReport<Object> report = store.stop(Duration.ZERO);   // a later call: the same state, at once
 
         assertThat(report.complete()).isFalse();
-        assertThat(report.stillRunningMemoryIds()).containsExactly("c1");
-        assertThat(report.abandonedMemoryIds()).containsExactly("c2");
+        assertThat(report.stillRunningIds()).containsExactly("c1");
+        assertThat(report.abandonedIds()).containsExactly("c2");
         assertThat(report.unfinished()).as("the abandoned, then the one still running").containsExactly("c2", "c1");
-        assertThat(report.writtenMemoryIds()).isEmpty();
+        assertThat(report.writtenIds()).isEmpty();
         assertThat(SlowChatMemoryStore.texts(store.getMessages("c2"))).as("abandoned, still readable").containsExactly("b");
         assertThatThrownBy(() -> store.deleteMessages("c1")).isInstanceOf(RejectedExecutionException.class)
                 .hasMessageContaining("deleteMessages of memory id c1 refused");
@@ -259,7 +261,7 @@ class WriteBehindChatMemoryStoreTest {
         slow.failNext(1);
 
         memory.add(UserMessage.from("m0"));
-        await().atMost(WAIT).until(() -> store.figures().storeFailures() == 1);
+        await().atMost(WAIT).until(() -> store.figures().failedWrites() == 1);
         assertThat(texts(memory)).as("kept, and read back").containsExactly("m0");
         assertThat(store.figures().pending()).isEqualTo(1);
         assertThat(slow.stored("c1")).isEmpty();
@@ -276,18 +278,18 @@ class WriteBehindChatMemoryStoreTest {
         slow.failFor(id -> id.equals("bad"));
         store.updateMessages("bad", List.of(UserMessage.from("x")));
         store.updateMessages("good", List.of(UserMessage.from("y")));
-        await().atMost(WAIT).until(() -> store.figures().storeFailures() == 1);
+        await().atMost(WAIT).until(() -> store.figures().failedWrites() == 1);
 
         assertThat(store.flush(WAIT)).as("tried again, refused again").isFalse();
-        WriteBehindReport report = store.stop(WAIT);
+        WriteBehindReport<Object> report = store.stop(WAIT);
 
         assertThat(report.complete()).isFalse();
-        assertThat(report.failedMemoryIds()).containsOnlyKeys("bad");
-        assertThat(report.failedMemoryIds().get("bad")).hasMessage("store down for memory id bad");
-        assertThat(report.figures().storeFailures()).as("first try, the flush's, the shutdown's").isEqualTo(3);
+        assertThat(report.failedIds()).containsOnlyKeys("bad");
+        assertThat(report.failedIds().get("bad")).hasMessage("store down for memory id bad");
+        assertThat(report.figures().failedWrites()).as("first try, the flush's, the shutdown's").isEqualTo(3);
         assertThat(slow.stored("good")).containsExactly("y");
         assertThat(SlowChatMemoryStore.texts(store.getMessages("bad"))).containsExactly("x");
-        assertThat(report.toString()).contains("failedMemoryIds=[bad]");
+        assertThat(report.toString()).contains("failedIds=[bad]");
     }
 
     @Test

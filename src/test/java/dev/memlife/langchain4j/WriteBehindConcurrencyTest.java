@@ -8,6 +8,8 @@ import dev.langchain4j.memory.ChatMemory;
 import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.langchain4j.store.memory.chat.ChatMemoryStore;
 import dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore;
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.WriteBehindReport;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -162,7 +164,7 @@ class WriteBehindConcurrencyTest {
         expected.putAll(lastShared);
 
         assertThat(store.flush(Duration.ofSeconds(30))).isTrue();
-        WriteBehindReport report = store.stop(Duration.ofSeconds(30));
+        WriteBehindReport<Object> report = store.stop(Duration.ofSeconds(30));
 
         assertThat(staleReads).as("reads that missed the reader's own last write").isEmpty();
         assertThat(backing.violations).as("states written out of order").isEmpty();
@@ -172,9 +174,9 @@ class WriteBehindConcurrencyTest {
         }
         WriteBehindFigures f = report.figures();
         assertThat(f.pending()).isZero();
-        assertThat(f.storeFailures()).isZero();
-        assertThat(f.updates() + f.deletes()).as(f.toString())
-                .isEqualTo(f.coalesced() + f.storeUpdates() + f.storeDeletes());
+        assertThat(f.failedWrites()).isZero();
+        assertThat(f.saves() + f.deletes()).as(f.toString())
+                .isEqualTo(f.coalesced() + f.writtenSaves() + f.writtenDeletes());
         System.out.println("concurrency: " + f);
     }
 }

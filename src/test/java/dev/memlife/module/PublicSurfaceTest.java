@@ -79,6 +79,15 @@ class PublicSurfaceTest {
     }
 
     @Test
+    void eachReportAndFiguresTypeIsDeclaredOnce() {
+        List<String> resultTypes = publicTypes.stream().map(Class::getSimpleName)
+                .filter(n -> n.endsWith("Report") || n.endsWith("Figures")).toList();
+
+        assertThat(resultTypes).as("one type per name across the exported packages").doesNotHaveDuplicates()
+                .contains("WriteBehindReport", "WriteBehindFigures");
+    }
+
+    @Test
     void everyStopWithinABudgetIsAStoppableStopTakingABudget() {
         List<Method> budgeted = new ArrayList<>();
         for (Class<?> type : publicTypes) {

@@ -9,9 +9,9 @@ import dev.langchain4j.store.memory.chat.ChatMemoryStore;
 import dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
+import dev.memlife.WriteBehindReport;
 import dev.memlife.langchain4j.ChatMemoryStoreProvider;
 import dev.memlife.langchain4j.WriteBehindChatMemoryStore;
-import dev.memlife.langchain4j.WriteBehindReport;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,7 +36,7 @@ class LangChain4jReadmeExampleTest {
         memory.messages();                             // read-your-writes, before myStore has it
         boolean written = store.flush(Duration.ofSeconds(2));   // true once all of it is in myStore
 
-        WriteBehindReport report = store.stop(Duration.ofSeconds(5));   // at shutdown: drain, report
+        WriteBehindReport<Object> report = store.stop(Duration.ofSeconds(5));   // at shutdown: drain, report
         System.out.println(report);
 
         assertThat(written).isTrue();
@@ -56,7 +56,7 @@ class LangChain4jReadmeExampleTest {
         memory.addProvider(ChatMemoryStoreProvider.create(chatStore));   // memory id = session id
         memory.syncAll(userText, assistantText, sessionId);   // a UserMessage and an AiMessage, once
         DrainReport drained = memory.stop();            // the managers first,
-        WriteBehindReport written = chatStore.stop(Duration.ofSeconds(5));   // then the store they write to
+        WriteBehindReport<Object> written = chatStore.stop(Duration.ofSeconds(5));   // then the store they write to
 
         assertThat(drained.delivered()).isEqualTo(1);
         assertThat(written.complete()).isTrue();

@@ -2,8 +2,8 @@ package dev.memlife.readme;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.memlife.WriteBehindReport;
 import dev.memlife.springai.WriteBehindChatMemoryRepository;
-import dev.memlife.springai.WriteBehindReport;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -40,7 +40,7 @@ class SpringAiReadmeExampleTest {
         repository.findConversationIds();                    // lists it too
         boolean written = repository.flush(Duration.ofSeconds(2));   // true once all of it is in myRepository
 
-        WriteBehindReport report = repository.stop(Duration.ofSeconds(5));   // at shutdown: drain, report
+        WriteBehindReport<String> report = repository.stop(Duration.ofSeconds(5));   // at shutdown: drain, report
         System.out.println(report);
 
         assertThat(written).isTrue();

@@ -214,6 +214,14 @@ class MemlifeAutoConfigurationTest {
     }
 
     @Test
+    void anApplicationsOwnMemlifeHealthIndicatorReplacesMemlifes() {
+        runner.withBean("memlifeHealthIndicator", String.class, () -> "the application's").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean("memlifeHealthIndicator")).isEqualTo("the application's");
+        });
+    }
+
+    @Test
     void withMicrometerPresentTheGatewaysMetersAreAMeterBinderBean() {
         runner.run(context -> {
             assertThat(context).hasSingleBean(MemlifeMetrics.class);

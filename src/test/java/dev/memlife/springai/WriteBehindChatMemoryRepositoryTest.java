@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.memlife.StoppedException;
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.WriteBehindReport;
 import dev.memlife.testing.ManualTicker;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,9 +87,9 @@ class WriteBehindChatMemoryRepositoryTest {
         WriteBehindFigures f = repository.figures();
         assertThat(f.saves()).isEqualTo(11);
         assertThat(f.coalesced()).isEqualTo(9);
-        assertThat(f.repositorySaves()).isEqualTo(2);
+        assertThat(f.writtenSaves()).isEqualTo(2);
         assertThat(f.pending()).isZero();
-        assertThat(f.saves() + f.deletes()).isEqualTo(f.coalesced() + f.repositorySaves() + f.repositoryDeletes());
+        assertThat(f.saves() + f.deletes()).isEqualTo(f.coalesced() + f.writtenSaves() + f.writtenDeletes());
     }
 
     @Test
@@ -190,7 +192,7 @@ class WriteBehindChatMemoryRepositoryTest {
         assertThat(slow.storedIds()).doesNotContain("c1");
         assertThat(memory.get("c1")).isEmpty();
         assertThat(repository.figures().coalesced()).as("m1's save was never written").isEqualTo(1);
-        assertThat(repository.figures().repositoryDeletes()).isEqualTo(1);
+        assertThat(repository.figures().writtenDeletes()).isEqualTo(1);
     }
 
     @Test
@@ -254,18 +256,18 @@ class WriteBehindChatMemoryRepositoryTest {
         repository.saveAll("c2", List.of(new UserMessage("b")));
         repository.deleteByConversationId("c3");
 
-        CompletableFuture<WriteBehindReport> shutdown = CompletableFuture.supplyAsync(() -> repository.stop(WAIT));
+        CompletableFuture<WriteBehindReport<String>> shutdown = CompletableFuture.supplyAsync(() -> repository.stop(WAIT));
         awaitAThreadWaitingIn("stop");
         assertThatThrownBy(() -> repository.saveAll("c4", List.of())).isInstanceOf(StoppedException.class)
                 .hasMessageContaining("saveAll of conversation id c4");
         slow.open();
-        WriteBehindReport report = shutdown.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        WriteBehindReport<String> report = shutdown.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 
         assertThat(report.complete()).as(report.toString()).isTrue();
-        assertThat(report.writtenConversationIds()).containsExactly("c1", "c2", "c3");
-        assertThat(report.failedConversationIds()).isEmpty();
-        assertThat(report.abandonedConversationIds()).isEmpty();
-        assertThat(report.stillRunningConversationIds()).isEmpty();
+        assertThat(report.writtenIds()).containsExactly("c1", "c2", "c3");
+        assertThat(report.failedIds()).isEmpty();
+        assertThat(report.abandonedIds()).isEmpty();
+        assertThat(report.stillRunningIds()).isEmpty();
         assertThat(slow.log()).containsExactly("save c1 [a]", "save c2 [b]", "delete c3");
         assertThat(report.figures().rejected()).isEqualTo(1);
         assertThat(report.figures().pending()).isZero();
@@ -287,14 +289,14 @@ class WriteBehindChatMemoryRepositoryTest {
         awaitAThreadWaitingIn("stop");
         ticker.advance(Duration.ofSeconds(6));
         close.get(WAIT.toSeconds(), TimeUnit.SECONDS); // returns, though the repository still hangs
-        WriteBehindReport report = repository.stop(Duration.ZERO);   // a later call: the same state, at once
+        WriteBehindReport<String> report = repository.stop(Duration.ZERO);   // a later call: the same state, at once
 
         assertThat(report.complete()).isFalse();
-        assertThat(report.stillRunningConversationIds()).containsExactly("c1");
-        assertThat(report.abandonedConversationIds()).containsExactly("c2");
+        assertThat(report.stillRunningIds()).containsExactly("c1");
+        assertThat(report.abandonedIds()).containsExactly("c2");
         assertThat(report.unfinished()).as("the abandoned, then the one still running").containsExactly("c2", "c1");
-        assertThat(report.writtenConversationIds()).isEmpty();
-        assertThat(report.toString()).contains("abandonedConversationIds=[c2]", "stillRunningConversationIds=[c1]");
+        assertThat(report.writtenIds()).isEmpty();
+        assertThat(report.toString()).contains("abandonedIds=[c2]", "stillRunningIds=[c1]");
         assertThat(texts(repository.findByConversationId("c2"))).as("abandoned, still readable").containsExactly("b");
         assertThatThrownBy(() -> repository.deleteByConversationId("c1")).isInstanceOf(RejectedExecutionException.class)
                 .hasMessageContaining("deleteByConversationId of conversation id c1 refused");
@@ -313,7 +315,7 @@ class WriteBehindChatMemoryRepositoryTest {
         slow.failNext(1);
 
         memory.add("c1", new UserMessage("m0"));
-        await().atMost(WAIT).until(() -> repository.figures().repositoryFailures() == 1);
+        await().atMost(WAIT).until(() -> repository.figures().failedWrites() == 1);
         assertThat(texts(memory.get("c1"))).as("kept, and read back").containsExactly("m0");
         assertThat(repository.findConversationIds()).containsExactly("c1");
         assertThat(repository.figures().pending()).isEqualTo(1);
@@ -331,18 +333,18 @@ class WriteBehindChatMemoryRepositoryTest {
         slow.failFor(id -> id.equals("bad"));
         repository.saveAll("bad", List.of(new UserMessage("x")));
         repository.saveAll("good", List.of(new UserMessage("y")));
-        await().atMost(WAIT).until(() -> repository.figures().repositoryFailures() == 1);
+        await().atMost(WAIT).until(() -> repository.figures().failedWrites() == 1);
 
         assertThat(repository.flush(WAIT)).as("tried again, refused again").isFalse();
-        WriteBehindReport report = repository.stop(WAIT);
+        WriteBehindReport<String> report = repository.stop(WAIT);
 
         assertThat(report.complete()).isFalse();
-        assertThat(report.failedConversationIds()).containsOnlyKeys("bad");
-        assertThat(report.failedConversationIds().get("bad")).hasMessage("repository down for conversation bad");
-        assertThat(report.figures().repositoryFailures()).as("first try, the flush's, the shutdown's").isEqualTo(3);
+        assertThat(report.failedIds()).containsOnlyKeys("bad");
+        assertThat(report.failedIds().get("bad")).hasMessage("repository down for conversation bad");
+        assertThat(report.figures().failedWrites()).as("first try, the flush's, the shutdown's").isEqualTo(3);
         assertThat(slow.stored("good")).containsExactly("y");
         assertThat(texts(repository.findByConversationId("bad"))).containsExactly("x");
-        assertThat(report.toString()).contains("failedConversationIds=[bad]");
+        assertThat(report.toString()).contains("failedIds=[bad]");
     }
 
     @Test

@@ -2,6 +2,8 @@ package dev.memlife.springai;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.WriteBehindReport;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -182,7 +184,7 @@ class WriteBehindRepositoryConcurrencyTest {
         expected.putAll(lastShared);
 
         assertThat(repository.flush(Duration.ofSeconds(30))).isTrue();
-        WriteBehindReport report = repository.stop(Duration.ofSeconds(30));
+        WriteBehindReport<String> report = repository.stop(Duration.ofSeconds(30));
 
         assertThat(staleReads).as("reads that missed the reader's own last write").isEmpty();
         assertThat(backing.violations).as("states written out of order").isEmpty();
@@ -193,9 +195,9 @@ class WriteBehindRepositoryConcurrencyTest {
         }
         WriteBehindFigures f = report.figures();
         assertThat(f.pending()).isZero();
-        assertThat(f.repositoryFailures()).isZero();
+        assertThat(f.failedWrites()).isZero();
         assertThat(f.saves() + f.deletes()).as(f.toString())
-                .isEqualTo(f.coalesced() + f.repositorySaves() + f.repositoryDeletes());
+                .isEqualTo(f.coalesced() + f.writtenSaves() + f.writtenDeletes());
         System.out.println("concurrency: " + f);
     }
 }

@@ -1,0 +1,86 @@
+package dev.memlife;
+
+import dev.memlife.internal.Checks;
+import java.time.Duration;
+
+/**
+ * The settings every builder of a write-behind chat memory shares, written and checked once: its
+ * name, the budget of its {@code close()} and how long its idle writer thread lives, on top of
+ * {@link OwnerBuilder}'s thread factory and ticker. The builders of {@code
+ * dev.memlife.langchain4j.WriteBehindChatMemoryStore} and {@code
+ * dev.memlife.springai.WriteBehindChatMemoryRepository} extend it. Every setter checks its
+ * argument and names it when it refuses one. Not thread-safe: a builder is used by one thread.
+ *
+ * @param <B> the builder, returned by each setter
+ */
+public abstract class WriteBehindBuilder<B extends WriteBehindBuilder<B>> extends OwnerBuilder<B> {
+
+    /** Default name: {@value}. */
+    public static final String DEFAULT_NAME = "chat-memory";
+    /** Default budget of {@code close()}: 5 s. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+    /** Default time an idle writer thread waits for work before it exits: 1 s. */
+    public static final Duration DEFAULT_WRITER_KEEP_ALIVE = Duration.ofSeconds(1);
+
+    private String name = DEFAULT_NAME;
+    private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+    private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
+
+    /** For memlife's write-behind builders. */
+    protected WriteBehindBuilder() {}
+
+    /**
+     * The name in the writer thread's name ({@code memlife-chat-writer-<name>}), logs and errors;
+     * default {@value #DEFAULT_NAME}.
+     *
+     * @param name the name; not blank
+     * @return this builder
+     */
+    public final B name(String name) {
+        this.name = Checks.notBlank(name, "name");
+        return self();
+    }
+
+    /**
+     * The budget of {@code close()}; default 5 s.
+     *
+     * @param closeTimeout the longest {@code close()} takes; zero or more
+     * @return this builder
+     */
+    public final B closeTimeout(Duration closeTimeout) {
+        this.closeTimeout = Checks.nonNegative(closeTimeout, "closeTimeout");
+        return self();
+    }
+
+    /**
+     * How long the writer thread waits for work, idle, before it exits; default 1 s. The next save
+     * starts a new one. Measured on the real clock, whatever the {@link #ticker}.
+     *
+     * @param writerKeepAlive the idle time before the writer exits; zero or more
+     * @return this builder
+     */
+    public final B writerKeepAlive(Duration writerKeepAlive) {
+        this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
+        return self();
+    }
+
+    /** {@return the name set, or {@value #DEFAULT_NAME}} */
+    public final String name() {
+        return name;
+    }
+
+    /** {@return the budget of {@code close()} set, or 5 s} */
+    public final Duration closeTimeout() {
+        return closeTimeout;
+    }
+
+    /** {@return the writer thread's keep-alive set, or 1 s} */
+    public final Duration writerKeepAlive() {
+        return writerKeepAlive;
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+        return (B) this;
+    }
+}

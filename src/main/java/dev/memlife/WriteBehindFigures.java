@@ -1,0 +1,31 @@
+package dev.memlife;
+
+/**
+ * A write-behind chat memory's figures at one moment: those of {@code
+ * dev.memlife.langchain4j.WriteBehindChatMemoryStore} and {@code
+ * dev.memlife.springai.WriteBehindChatMemoryRepository}, over the store or repository behind them
+ * (the <em>backend</em> below). Counters only grow; {@link #pending()} is a gauge. Immutable and
+ * thread-safe.
+ *
+ * <p>Every save or delete handed over is, at any moment, exactly one of: written (part of a
+ * backend call that returned), {@link #coalesced() replaced} by a later one of the same id before
+ * any write took it, or still pending. So {@code saves + deletes == coalesced + writtenSaves +
+ * writtenDeletes + (handovers pending or in failed writes)}: with a slow backend, ten messages
+ * added to one conversation show as ten {@code saves}, nine {@code coalesced} and one {@code
+ * writtenSaves}.
+ *
+ * @param saves saves taken: LangChain4j's {@code updateMessages}, Spring AI's {@code saveAll}
+ * @param deletes deletes taken: LangChain4j's {@code deleteMessages}, Spring AI's {@code
+ *     deleteByConversationId}
+ * @param coalesced saves and deletes replaced by a later one of the same id before the writer took
+ *     them: never written, because the later one carries the conversation's state
+ * @param writtenSaves saves on the backend that returned
+ * @param writtenDeletes deletes on the backend that returned
+ * @param failedWrites calls on the backend that threw
+ * @param rejected saves and deletes refused: after shutdown began, or with no writer thread to be
+ *     had
+ * @param pending ids whose latest state is not in the backend yet: waiting, being written, or
+ *     refused by the backend and kept
+ */
+public record WriteBehindFigures(long saves, long deletes, long coalesced, long writtenSaves, long writtenDeletes,
+        long failedWrites, long rejected, int pending) {}

@@ -1,0 +1,457 @@
+package dev.memlife.internal;
+
+import dev.memlife.StoppedException;
+import dev.memlife.Ticker;
+import dev.memlife.WriteBehindBuilder;
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.WriteBehindReport;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+
+/**
+ * The mechanics of {@link WriteBehind}: the latest state of each id, handed over by callers and
+ * written to the {@link WriteBehind.Sink} by one writer thread.
+ *
+ * <ul>
+ *   <li>At most one state per id waits: a handover replaces the state not yet written
+ *       (coalesced).
+ *   <li>{@link #waiting} returns the state not yet in the sink, so the front reads its own writes.
+ *   <li>The writer writes one id at a time, its latest state, so the sink never sees an older state
+ *       after a newer one; a delete ({@code null} state) is the sink's delete, after any save of
+ *       that id in flight.
+ *   <li>A write the sink fails is counted, logged (throttled), kept and written again with that
+ *       id's next handover, a {@link #flush} or the {@link #stop}.
+ *   <li>The writer starts with the first handover and retires after the keep-alive idle.
+ * </ul>
+ *
+ * <p>Thread-safe.
+ *
+ * @param <K> the ids
+ * @param <M> the messages; the state of one id is a list of them, {@code null} for a delete
+ */
+final class WriteBehindQueue<K, M> {
+
+    /** The lifecycle; moves only forward, under {@link #lock}. */
+    private enum State {
+        /** Takes handovers. */
+        OPEN,
+        /** A shutdown is draining: handovers are refused, the writer writes what waits. */
+        DRAINING,
+        /** A shutdown's deadline passed or everything was written: the writer takes nothing more. */
+        CLOSED
+    }
+
+    /**
+     * What a shutdown did.
+     *
+     * @param report by id: every id still waiting when it began is in exactly one of its lists
+     * @param closedHere whether this call ended the drain (the call that logs an incomplete one)
+     */
+    record Outcome<K>(WriteBehindReport<K> report, boolean closedHere) {}
+
+    /** The state waiting for an id: {@link #state} is null for a delete. */
+    record Waiting<S>(S state) {}
+
+    private final WriteBehind.Sink<K, M> sink;
+    private final String name;
+    private final String component;
+    private final WriteBehind.Words words;
+    private final Threads threads;
+    private final long keepAliveNanos;
+    private final Ticker ticker;
+    private final Logger log;
+    private final ThrottledLog failureLog;
+
+    /** Guards every field below; {@link #changed} is signalled whenever any of them changes. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+
+    /** The latest state of every id not yet in the sink (in flight, queued or failed). */
+    private final Map<K, Pending<K, M>> pending = new LinkedHashMap<>();
+    /** Entries whose latest state waits for the writer, in the order they first waited. */
+    private final ArrayDeque<Pending<K, M>> queue = new ArrayDeque<>();
+    /** The entry whose state the writer is handing to the sink now, or null. */
+    private Pending<K, M> inFlight;
+    /** The oldest handover the in-flight write covers (see {@link Pending#oldest}). */
+    private long inFlightOldest;
+    /** Handovers so far: the sequence number of the last one. */
+    private long handovers;
+    private Thread writer;
+    private State state = State.OPEN;
+    /** The ids written after a shutdown began, for its outcome. */
+    private final List<K> writtenWhileDraining = new ArrayList<>();
+    private long saves;
+    private long deletes;
+    private long coalesced;
+    private long sinkSaves;
+    private long sinkDeletes;
+    private long sinkFailures;
+    private long rejected;
+
+    /** One id's state that is not in the sink yet. Guarded by the queue's lock. */
+    private static final class Pending<K, M> {
+        final K id;
+        /** The latest state handed over, or null for a delete. */
+        List<M> state;
+        /**
+         * The sequence number of the oldest handover of this id that no write has taken yet (the
+         * one {@link #state} replaced first); 0 when every handover of this id is written or being
+         * written. A flush waits for every entry whose oldest is at most its barrier.
+         */
+        long oldest;
+        /** Whether the entry is in the writer's queue. Not queued with {@code oldest != 0}: it failed. */
+        boolean queued;
+        /** What the sink threw on the last write of this id, or null. */
+        Throwable failure;
+
+        Pending(K id) {
+            this.id = id;
+        }
+    }
+
+    /**
+     * @param sink where the states go
+     * @param name the front's name, the key of its throttled failure log
+     * @param component the front as logs and errors name it
+     * @param words how logs and errors word things
+     * @param settings the writer's threads, keep-alive (real clock) and the ticker of flush's and
+     *     shutdown's deadlines
+     * @param log the front's logger
+     */
+    WriteBehindQueue(WriteBehind.Sink<K, M> sink, String name, String component, WriteBehind.Words words,
+            WriteBehindBuilder<?> settings, Logger log) {
+        this.sink = sink;
+        this.name = name;
+        this.component = component;
+        this.words = words;
+        this.threads = Threads.named("memlife-chat-writer-" + name).orUser(settings.threadFactory().orElse(null));
+        this.keepAliveNanos = Checks.saturatedNanos(settings.writerKeepAlive());
+        this.ticker = settings.ticker();
+        this.log = log;
+        this.failureLog = new ThrottledLog(log);
+    }
+
+    /**
+     * The state of {@code id} not yet in the sink, or null if the sink has its latest state. An
+     * entry leaves only after the sink returned from writing it, so after a null the sink may be
+     * read.
+     */
+    Waiting<List<M>> waiting(K id) {
+        lock.lock();
+        try {
+            Pending<K, M> p = pending.get(id);
+            return p == null ? null : new Waiting<>(p.state);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Every id whose latest state is not in the sink yet, with that state (null for a delete), in
+     * the order they first waited. Taken before the sink is read, it is what the sink's answer
+     * misses: an entry leaves only after the sink has it.
+     */
+    Map<K, List<M>> waitingStates() {
+        lock.lock();
+        try {
+            Map<K, List<M>> copy = new LinkedHashMap<>();
+            for (Pending<K, M> p : pending.values()) {
+                copy.put(p.id, p.state);
+            }
+            return copy;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Makes {@code state} (null: a delete) the latest state of {@code id}.
+     *
+     * @param operation the caller's method, for the error
+     * @throws StoppedException after a shutdown began; nothing was taken
+     * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
+     */
+    void handOver(K id, List<M> state, String operation) {
+        lock.lock();
+        try {
+            if (this.state != State.OPEN) {
+                rejected++;
+                throw new StoppedException(component, operation + " of " + words.id() + " " + id);
+            }
+            if (writer == null) {
+                Throwable refused = startWriter();
+                if (refused != null) {
+                    rejected++;
+                    throw new RejectedExecutionException(component + ": no writer thread could be started; "
+                            + operation + " of " + words.id() + " " + id + " was not taken", refused);
+                }
+            }
+            long seq = ++handovers;
+            if (state == null) {
+                deletes++;
+            } else {
+                saves++;
+            }
+            Pending<K, M> p = pending.computeIfAbsent(id, Pending::new);
+            if (p.oldest != 0) {
+                coalesced++; // the state it replaces was never written, and never will be
+            } else {
+                p.oldest = seq;
+            }
+            p.state = state;
+            p.failure = null;
+            if (!p.queued) {
+                p.queued = true;
+                queue.addLast(p);
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until every handover before this call is in the sink, or the timeout passes; failed
+     * states are queued again first. {@return whether everything handed over before the call is
+     * in the sink; false on timeout, a refusal, a closed engine or an interrupt (flag set again)}
+     */
+    boolean flush(Duration timeout) {
+        Deadline deadline = Deadline.after(ticker, timeout);
+        lock.lock();
+        try {
+            long barrier = handovers;
+            if (state != State.CLOSED) {
+                retryFailed();
+            }
+            while (true) {
+                Barrier b = barrier(barrier);
+                if (b == Barrier.MET) {
+                    return true;
+                }
+                if (b == Barrier.FAILED || state == State.CLOSED || deadline.expired()) {
+                    return false;
+                }
+                if (writer == null && !queue.isEmpty() && startWriter() != null) {
+                    return false;
+                }
+                changed.awaitNanos(deadline.sliceNanos());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private enum Barrier { MET, WAITING, FAILED }
+
+    /** Where the handovers up to {@code barrier} stand. Under the lock. */
+    private Barrier barrier(long barrier) {
+        Barrier result = inFlight != null && inFlightOldest <= barrier ? Barrier.WAITING : Barrier.MET;
+        for (Pending<K, M> p : pending.values()) {
+            if (p.oldest != 0 && p.oldest <= barrier) {
+                if (!p.queued) {
+                    return Barrier.FAILED; // refused, and not queued again: nothing will write it now
+                }
+                result = Barrier.WAITING;
+            }
+        }
+        return result;
+    }
+
+    /** Queues every entry whose write failed again. Under the lock. */
+    private void retryFailed() {
+        for (Pending<K, M> p : pending.values()) {
+            if (p.oldest != 0 && !p.queued) {
+                p.queued = true;
+                queue.addLast(p);
+            }
+        }
+        if (!queue.isEmpty()) {
+            changed.signalAll();
+        }
+    }
+
+    /**
+     * Refuses later handovers, writes what waits (failed states included) until everything is
+     * written or {@code budget} has passed, and reports by id; at the deadline the writer takes
+     * nothing more, and a write in flight goes on, detached. Later calls wait for the same drain
+     * within their own budget; a call after the end reports at once.
+     */
+    Outcome<K> stop(Duration budget) {
+        Deadline deadline = Deadline.after(ticker, budget);
+        Outcome<K> outcome;
+        boolean interrupted = false;
+        lock.lock();
+        try {
+            if (state == State.OPEN) {
+                state = State.DRAINING;
+                retryFailed();
+            }
+            while (state != State.CLOSED && (inFlight != null || !queue.isEmpty()) && !deadline.expired()) {
+                if (writer == null && !queue.isEmpty() && startWriter() != null) {
+                    break; // no thread to write with: what waits is abandoned
+                }
+                try {
+                    changed.awaitNanos(deadline.sliceNanos());
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    break;
+                }
+            }
+            boolean closedHere = state != State.CLOSED;
+            state = State.CLOSED;
+            changed.signalAll();
+            outcome = outcome(deadline, closedHere);
+        } finally {
+            lock.unlock();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return outcome;
+    }
+
+    /** The outcome of a shutdown ending now. Under the lock. */
+    private Outcome<K> outcome(Deadline deadline, boolean closedHere) {
+        List<K> abandoned = new ArrayList<>(queue.size());
+        for (Pending<K, M> p : queue) {
+            abandoned.add(p.id);
+        }
+        Map<K, Throwable> failed = new LinkedHashMap<>();
+        for (Pending<K, M> p : pending.values()) {
+            if (p.oldest != 0 && !p.queued) {
+                failed.put(p.id, p.failure);
+            }
+        }
+        List<K> stillRunning = inFlight != null && inFlight.oldest == 0 ? List.of(inFlight.id) : List.of();
+        return new Outcome<>(new WriteBehindReport<>(writtenWhileDraining, failed, abandoned, stillRunning,
+                figuresNow(), deadline.budget(), deadline.elapsed()), closedHere);
+    }
+
+    /** {@return the figures now: cheap, one short lock} */
+    WriteBehindFigures figures() {
+        lock.lock();
+        try {
+            return figuresNow();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private WriteBehindFigures figuresNow() {
+        return new WriteBehindFigures(saves, deletes, coalesced, sinkSaves, sinkDeletes, sinkFailures, rejected, pending.size());
+    }
+
+    /** Starts the writer; under the lock. {@return null, or why no thread could be started} */
+    private Throwable startWriter() {
+        Throwable[] refused = new Throwable[1];
+        writer = threads.start(this::runWriter, t -> refused[0] = t);
+        if (writer == null) {
+            log.warn("{}: no writer thread could be started", component, refused[0]);
+        }
+        return writer == null ? refused[0] : null;
+    }
+
+    /** The writer thread's body: writes the queue's entries, one at a time, until idle or closed. */
+    private void runWriter() {
+        lock.lock();
+        try {
+            while (true) {
+                Pending<K, M> p = state == State.CLOSED ? null : queue.pollFirst();
+                if (p != null) {
+                    write(p);
+                } else if (!awaitWork()) {
+                    return;
+                }
+            }
+        } finally {
+            if (writer == Thread.currentThread()) {
+                writer = null; // under the lock: the next handover sees it and starts another
+            }
+            changed.signalAll();
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits, idle, for the queue to fill, at most the keep-alive (on the real clock). Under the
+     * lock. {@return whether there is work; false: the writer retires}
+     */
+    private boolean awaitWork() {
+        long end = System.nanoTime() + keepAliveNanos;
+        while (queue.isEmpty() && state != State.CLOSED) {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            try {
+                changed.awaitNanos(left);
+            } catch (InterruptedException e) {
+                // Nobody should interrupt memlife's writer; the flag is cleared, the wait goes on.
+            }
+        }
+        return state != State.CLOSED;
+    }
+
+    /** Writes {@code p}'s latest state; called and returns under the lock, calls the sink without it. */
+    private void write(Pending<K, M> p) {
+        List<M> value = p.state;
+        p.queued = false;
+        inFlight = p;
+        inFlightOldest = p.oldest;
+        p.oldest = 0;
+        Throwable failure = null;
+        lock.unlock();
+        try {
+            if (value == null) {
+                sink.delete(p.id);
+            } else {
+                sink.save(p.id, value);
+            }
+        } catch (Throwable t) { // whatever the sink throws is its failure of this write, Errors too
+            failure = t;
+        } finally {
+            Thread.interrupted(); // an interrupt the sink left is not the writer's
+            lock.lock();
+        }
+        inFlight = null;
+        String what = (value == null ? "delete" : words.save()) + " of " + words.id() + " " + p.id;
+        if (failure == null) {
+            if (value == null) {
+                sinkDeletes++;
+            } else {
+                sinkSaves++;
+            }
+            if (p.oldest == 0) { // nothing newer was handed over meanwhile: the sink has the latest
+                pending.remove(p.id);
+                if (state != State.OPEN) {
+                    writtenWhileDraining.add(p.id);
+                }
+            }
+            if (state == State.CLOSED) {
+                log.info("{}: the {} still running at the shutdown deadline ended: written", component, what);
+            }
+        } else {
+            sinkFailures++;
+            p.failure = failure;
+            // The handovers this write covered are unwritten again. If nothing newer came, the
+            // failed state is the latest: kept, not queued, written again with the next handover,
+            // a flush or the shutdown. If something newer came, it is queued and covers them.
+            p.oldest = p.oldest == 0 ? inFlightOldest : Math.min(p.oldest, inFlightOldest);
+            failureLog.warn(name, component + ": the " + words.sink() + " failed the " + what + " (" + failure
+                    + "); the state is kept, readable, and written again with that id's next " + words.save()
+                    + ", a flush or the shutdown", failure);
+        }
+        changed.signalAll();
+    }
+}
