@@ -1,6 +1,8 @@
 package dev.memlife.spring;
 
+import dev.memlife.MemoryManager;
 import dev.memlife.MemoryProvider;
+import dev.memlife.agent.AgentMemory;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.micrometer.MemlifeMetrics;
 import dev.memlife.session.SessionCommitTracker;
@@ -77,17 +79,26 @@ public class MemlifeAutoConfiguration {
     }
 
     /**
-     * The agent gateway.
+     * The agent gateway, with a default agent factory: {@code gateway.acquire(session)} makes a
+     * manager per session, named by it, that uses every {@link MemoryProvider} bean of the
+     * application (the shared store by default; the beans stay Spring's to close).
      *
      * @param properties memlife's settings
+     * @param providers the application's memory providers, in their order
      * @return the gateway; stopped by {@link MemlifeLifecycle}
      */
     @Bean(destroyMethod = "")
     @ConditionalOnMissingBean
-    public AgentGateway memlifeGateway(MemlifeProperties properties) {
+    public AgentGateway memlifeGateway(MemlifeProperties properties, ObjectProvider<MemoryProvider> providers) {
         MemlifeProperties.Gateway g = properties.gateway();
         return AgentGateway.builder().name(g.name()).maxAgents(g.maxAgents()).idleTtl(g.idleTtl())
-                .stopMode(g.stopMode()).evictionMode(g.evictionMode()).build();
+                .stopMode(g.stopMode()).evictionMode(g.evictionMode())
+                .agentFactory(session -> {
+                    MemoryManager memory = MemoryManager.builder().name(session).build();
+                    providers.orderedStream().forEach(memory::useProvider);
+                    return AgentMemory.create(memory);
+                })
+                .build();
     }
 
     /**

@@ -80,6 +80,21 @@ class MemlifeAutoConfigurationTest {
     }
 
     @Test
+    void theGatewaysDefaultAgentFactoryUsesTheSharedStoreAndTheTranscriptIsExtracted() {
+        runner.withBean(DataSource.class, this::sqlite).run(context -> {
+            JdbcMemoryProvider store = context.getBean(JdbcMemoryProvider.class);
+            AgentGateway gateway = context.getBean(AgentGateway.class);
+            try (AgentLease lease = gateway.acquire("s1")) {
+                assertThat(lease.agent().recordTurn("hello", "hi", "s1")).isTrue();
+            }
+            assertThat(gateway.reset("s1").status()).isEqualTo(dev.memlife.gateway.ResetResult.Status.CLOSED);
+            assertThat(store.turns("s1")).singleElement().satisfies(t -> assertThat(t.userContent()).isEqualTo("hello"));
+            assertThat(store.sessionEnds()).singleElement()
+                    .satisfies(end -> assertThat(end.messageCount()).as("the transcript extraction saw").isEqualTo(2));
+        });
+    }
+
+    @Test
     void theApplicationsOwnBeansWinAndItsOwnProviderReplacesTheStore() {
         AgentGateway own = AgentGateway.builder().name("own").build();
         runner.withBean(DataSource.class, this::sqlite).withBean("myGateway", AgentGateway.class, () -> own)
