@@ -1,17 +1,24 @@
 package dev.memlife.bench;
 
+import dev.memlife.MemoryManager;
+import dev.memlife.agent.TeardownMode;
+import dev.memlife.session.SessionCommitTracker;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import dev.memlife.MemoryManager;
-import dev.memlife.agent.TeardownMode;
-import dev.memlife.session.SessionCommitTracker;
-import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -22,15 +29,26 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
  * Runs the benchmark suite and writes {@code target/bench/results.json}: every figure with its peer
- * and ratio, and whether each target of the performance issue is met. Run it with
- * {@code mvn -q -Pbench test-compile exec:exec} (quick) or add {@code -Dbench.args=--full}.
+ * and ratio, and whether each target is met, part by part (the results of each part saved as soon as
+ * it is measured). A run of the whole suite then writes {@code docs/performance.md} from that file
+ * ({@link PerformanceDoc}). Run it with {@code mvn -q -Pbench test-compile exec:exec} (quick) or add
+ * {@code -Dbench.args=--full}; {@code --only=...} runs some parts and merges them into the existing
+ * results file (the doc is written only once every part is in it); {@code --docs} writes the doc from
+ * the results file without measuring anything.
  */
 public final class BenchMain {
 
+    static final Path RESULTS = Path.of("target", "bench", "results.json");
+    static final Path DOC = Path.of("docs", "performance.md");
+
     private final boolean full;
     private final List<String> only;
-    private final Map<String, Object> results = new LinkedHashMap<>();
-    private final List<Map<String, Object>> targets = new ArrayList<>();
+    /** Every part measured so far, this run's and (with --only) earlier runs' from the results file. */
+    private final Map<String, Object> parts = new LinkedHashMap<>();
+    /** The figures and targets of the part being measured. */
+    private Map<String, Object> results = new LinkedHashMap<>();
+    private List<Map<String, Object>> targets = new ArrayList<>();
+    private final List<Map<String, Object>> runTargets = new ArrayList<>();
     private final List<String> table = new ArrayList<>();
 
     private BenchMain(boolean full, List<String> only) {
@@ -43,13 +61,21 @@ public final class BenchMain {
         String[] args = String.join(" ", given).trim().split("\\s+");
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
-            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service,spool]\n"
-                    + "  --quick  the whole suite in a few minutes on 2 cores (default)\n"
+            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service,spool]"
+                    + " | --docs\n"
+                    + "  --quick  the whole suite on 2 cores in about half an hour (default)\n"
                     + "  --full   more forks and iterations: tighter error bars\n"
-                    + "  --only   run just these sections (for working on one figure); service is the many-agents\n"
-                    + "           section of issue 12, also runnable in parts: storedrain, gatewaystop, pgpool, idleagents;\n"
-                    + "           spool is the durable spool's section of issue 14, also runnable in parts: spoolthroughput,\n"
-                    + "           spoollatency, spoolhot, spoolreplay");
+                    + "  --only   run just these sections and merge them into target/bench/results.json; service is\n"
+                    + "           the many-agents section, also runnable in parts: storedrain, gatewaystop, pgpool,\n"
+                    + "           idleagents; spool is the durable spool's section, also runnable in parts:\n"
+                    + "           spoolthroughput, spoollatency, spoolhot, spoolreplay\n"
+                    + "  --docs   write docs/performance.md from target/bench/results.json, measuring nothing\n"
+                    + "A run writes docs/performance.md when every part is in the results file.");
+            return;
+        }
+        if (List.of(args).contains("--docs")) {
+            PerformanceDoc.write(RESULTS, DOC);
+            System.out.println("wrote " + DOC.toAbsolutePath() + " from " + RESULTS.toAbsolutePath());
             return;
         }
         List<String> only = List.of();
@@ -58,73 +84,84 @@ public final class BenchMain {
                 only = List.of(arg.substring("--only=".length()).split(","));
             }
         }
+        for (String name : only) {
+            if (!PerformanceDoc.AREAS.containsKey(name) && !PerformanceDoc.PARTS.contains(name)) {
+                throw new IllegalArgumentException("--only: no section or part named " + name + " (see --help)");
+            }
+        }
         new BenchMain(full, only).run();
+    }
+
+    /** One part of the suite, measured by {@link #part}. */
+    private interface Part {
+        void measure() throws Exception;
     }
 
     private void run() throws Exception {
         long start = System.nanoTime();
-        results.put("mode", full ? "full" : "quick");
-        results.put("machine", Machine.describe());
-        results.put("loadAverageAtStart", Machine.loadAverage()); // other processes on the machine skew every figure
-        if (wanted("hot")) {
-            hotPath();
+        String loadAtStart = Machine.loadAverage(); // other processes on the machine skew every figure
+        if (!only.isEmpty()) {
+            parts.putAll(PerformanceDoc.parts(RESULTS));
         }
-        if (wanted("latency")) {
-            latency();
-        }
-        if (wanted("flush")) {
-            flush();
-        }
-        if (wanted("memory")) {
-            memory();
-        }
-        if (wanted("shutdown")) {
-            shutdownRace();
-        }
-        if (wanted("drain")) {
-            sessionDrain();
-        }
-        if (wanted("service") || only.contains("storedrain")) {
-            storeDrain();
-        }
-        if (wanted("service") || only.contains("gatewaystop")) {
-            gatewayStop();
-        }
-        if (wanted("service") || only.contains("pgpool")) {
-            postgresPool();
-        }
-        if (wanted("service") || only.contains("idleagents")) {
-            idleAgents();
-        }
-        if (wanted("spool") || only.contains("spoolthroughput")) {
-            spoolThroughput();
-        }
-        if (wanted("spool") || only.contains("spoollatency")) {
-            spoolLatency();
-        }
-        if (wanted("spool") || only.contains("spoolhot")) {
-            spoolHotPath();
-        }
-        if (wanted("spool") || only.contains("spoolreplay")) {
-            spoolReplay();
-        }
-        results.put("targets", targets);
-        results.put("suiteSeconds", (System.nanoTime() - start) / 1e9);
-        results.put("loadAverageAtEnd", Machine.loadAverage());
-        Path out = Path.of("target", "bench", "results.json");
-        Files.createDirectories(out.getParent());
-        Files.writeString(out, Json.write(results));
+        part("hot", this::hotPath);
+        part("latency", this::latency);
+        part("flush", this::flush);
+        part("memory", this::memory);
+        part("shutdown", this::shutdownRace);
+        part("drain", this::sessionDrain);
+        part("storedrain", this::storeDrain);
+        part("gatewaystop", this::gatewayStop);
+        part("pgpool", this::postgresPool);
+        part("idleagents", this::idleAgents);
+        part("spoolthroughput", this::spoolThroughput);
+        part("spoollatency", this::spoolLatency);
+        part("spoolhot", this::spoolHotPath);
+        part("spoolreplay", this::spoolReplay);
         System.out.println();
         System.out.println("memlife benchmarks (" + (full ? "full" : "quick") + ") on " + Machine.summary()
-                + "; load average at the start " + results.get("loadAverageAtStart") + ", at the end "
-                + results.get("loadAverageAtEnd"));
+                + "; load average at the start " + loadAtStart + ", at the end " + Machine.loadAverage() + "; "
+                + String.format("%.0f s", (System.nanoTime() - start) / 1e9));
         table.forEach(System.out::println);
         System.out.println();
-        for (Map<String, Object> t : targets) {
+        for (Map<String, Object> t : runTargets) {
             System.out.printf("%-4s %s: %s (target %s)%n", (Boolean) t.get("met") ? "MET" : "MISS", t.get("name"),
                     t.get("value"), t.get("target"));
         }
-        System.out.println("\nwrote " + out.toAbsolutePath());
+        System.out.println("\nwrote " + RESULTS.toAbsolutePath());
+        List<String> missing = PerformanceDoc.missing(parts);
+        if (missing.isEmpty()) {
+            PerformanceDoc.write(RESULTS, DOC);
+            System.out.println("wrote " + DOC.toAbsolutePath());
+        } else {
+            System.out.println(DOC + " left as it is: the results file has no " + String.join(", ", missing));
+        }
+    }
+
+    /**
+     * Measures one part if this run wants it, and saves the results file at once, so a run stopped
+     * half-way keeps what it measured.
+     */
+    private void part(String name, Part body) throws Exception {
+        String area = PerformanceDoc.areaOf(name);
+        if (!only.isEmpty() && !only.contains(name) && !only.contains(area)) {
+            return;
+        }
+        results = new LinkedHashMap<>();
+        targets = new ArrayList<>();
+        String load = Machine.loadAverage();
+        long[] ticks = Machine.cpuTicks();
+        long t0 = System.nanoTime();
+        body.measure();
+        parts.put(name, entry("mode", full ? "full" : "quick",
+                "measuredAt", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString(),
+                "loadAverageAtStart", load, "loadAverageAtEnd", Machine.loadAverage(),
+                "otherProcessesCores", Machine.otherProcessesCores(ticks, Machine.cpuTicks()),
+                "seconds", (System.nanoTime() - t0) / 1e9, "machine", Machine.describe(),
+                "figures", results, "targets", targets));
+        runTargets.addAll(targets);
+        Files.createDirectories(RESULTS.getParent());
+        Files.writeString(RESULTS, Json.write(entry("about", "memlife's benchmark figures, part by part; "
+                + "docs/performance.md is written from this file (BenchMain --docs)", "parts", parts)));
     }
 
     // ---- sections ----------------------------------------------------------------------------
@@ -157,9 +194,9 @@ public final class BenchMain {
                 ratioLine.append(String.format("  %s %.2fx", peer, ratio));
             }
             table.add(ratioLine.toString());
-            target("hot path vs newSingleThreadExecutor, " + producers + " producer(s)", memlife / rate.get("executor"),
+            target("executor" + producers, "hot path vs newSingleThreadExecutor, " + producers + " producer(s)", memlife / rate.get("executor"),
                     ">= 2.0x", memlife / rate.get("executor") >= 2.0);
-            target("hot path vs Logback AsyncAppender, " + producers + " producer(s)", memlife / rate.get("logback"),
+            target("logback" + producers, "hot path vs Logback AsyncAppender, " + producers + " producer(s)", memlife / rate.get("logback"),
                     ">= 1.0x", memlife / rate.get("logback") >= 1.0);
         }
         results.put("hotPath", figures);
@@ -176,7 +213,7 @@ public final class BenchMain {
                 "samples", stats.getN()));
         table.add(String.format("syncAll latency behind a 1 ms provider: p50 %.0f ns, p99 %.0f ns, p99.9 %.0f ns",
                 p50, p99, p999));
-        target("p99 syncAll behind a 1 ms provider", p99 / 1000.0 + " µs", "< 10 µs", p99 < 10_000);
+        target("p99", "p99 syncAll behind a 1 ms provider", p99 / 1000.0 + " µs", "< 10 µs", p99 < 10_000);
     }
 
     private void flush() throws RunnerException {
@@ -191,7 +228,7 @@ public final class BenchMain {
         }
         results.put("flushPending", entry("idleNanos", idle, "with1000QueuedNanos", queued));
         table.add(String.format("flushPending: idle %.1f ns; with 1,000 queued %.0f ns", idle, queued));
-        target("idle flushPending", idle + " ns", "< 1 µs", idle < 1_000);
+        target("idle", "idle flushPending", idle + " ns", "< 1 µs", idle < 1_000);
     }
 
     private void memory() throws InterruptedException {
@@ -200,12 +237,12 @@ public final class BenchMain {
         results.put("memory", entry("queuedWrites", n, "bytesPerQueuedWrite", perWrite,
                 "method", "used heap after 5 System.gc() calls, difference over 1,000,000 queued writes sharing one payload"));
         table.add(String.format("memory: %.1f bytes retained per queued write (beyond its payload)", perWrite));
-        target("bytes per queued write", perWrite, "<= 150", perWrite <= 150);
+        target("perQueuedWrite", "bytes per queued write", perWrite, "<= 150", perWrite <= 150);
         double perSession = DirtySessionFootprint.bytesPerDirtySession(n);
         results.put("sessionMemory", entry("dirtySessions", n, "bytesPerDirtySession", perSession,
                 "method", "used heap after 5 System.gc() calls, difference over 1,000,000 dirty sessions, ids made beforehand"));
         table.add(String.format("memory: %.1f bytes retained per dirty tracked session", perSession));
-        target("bytes per dirty session", perSession, "<= 300", perSession <= 300);
+        target("perDirtySession", "bytes per dirty session", perSession, "<= 300", perSession <= 300);
     }
 
     private void sessionDrain() {
@@ -221,7 +258,7 @@ public final class BenchMain {
                 "drainParallelism", SessionCommitTracker.Builder.DEFAULT_DRAIN_PARALLELISM));
         table.add(String.format("session drain, %,d dirty sessions x %d ms commits: memlife %.2f s vs one at a time "
                 + "%.2f s (%.1fx)", sessions, commitMillis, parallel, serial, ratio));
-        target("session drain vs one-at-a-time", ratio, ">= 10x", ratio >= 10);
+        target("ratio", "session drain vs one-at-a-time", ratio, ">= 10x", ratio >= 10);
     }
 
     private void shutdownRace() throws Exception {
@@ -236,7 +273,7 @@ public final class BenchMain {
         results.put("shutdownRace", entry("budgetSeconds", budget.toSeconds(), "peer",
                 "the same SQLite store with maxBatchSize 1", "queued200k", issueScenario, "queued1m", deadlineBound));
         double ratio = (Double) deadlineBound.get("ratio");
-        target("writes persisted within the shutdown budget, batched vs batch size 1 (both still writing at the "
+        target("ratio", "writes persisted within the shutdown budget, batched vs batch size 1 (both still writing at the "
                 + "deadline)", ratio, ">= 20x", ratio >= 20);
     }
 
@@ -248,6 +285,7 @@ public final class BenchMain {
                 + "%,d one per transaction (%.1fx)", turns, budget.toSeconds(), batched.persisted(),
                 batched.report().elapsed().toMillis(), single.persisted(), ratio));
         return entry("queuedTurns", turns, "persistedBatched", batched.persisted(),
+                "batchedMillis", batched.report().elapsed().toMillis(),
                 "persistedBatchSize1", single.persisted(), "ratio", ratio,
                 "batchedFinishedEverything", batched.report().complete(),
                 "reportBatched", batched.report().toString(), "reportBatchSize1", single.report().toString());
@@ -295,7 +333,7 @@ public final class BenchMain {
                         + PlainJdbcLoop.ROWS_PER_TRANSACTION + " rows, WAL, synchronous=FULL, same schema and rows"));
         table.add(String.format("store drain, one manager, %,d queued rows into SQLite: memlife %,.0f rows/s vs plain "
                 + "JDBC loop %,.0f rows/s (%.2fx; rounds %s)", turns, memlife, plain, ratio, ratios(ratios)));
-        target("one manager's drain into SQLite vs the plain JDBC loop, rows/s", ratio, ">= 0.9x", ratio >= 0.9);
+        target("ratio", "one manager's drain into SQLite vs the plain JDBC loop, rows/s", ratio, ">= 0.9x", ratio >= 0.9);
     }
 
     /**
@@ -362,9 +400,9 @@ public final class BenchMain {
         table.add(String.format("gateway stop, %,d agents, %,d queued writes, %d s, one shared SQLite store: %,.0f rows/s "
                 + "vs plain JDBC loop %,.0f rows/s (%.2fx; rounds %s); every write accounted by id: %s", agents,
                 agents * perAgent, budget.toSeconds(), memlife, plain, ratio, ratios(ratios), accounted));
-        target("gateway stop, 1,000 agents, 1,000,000 queued writes, rows/s vs the plain JDBC loop", ratio, ">= 0.9x",
+        target("ratio", "gateway stop, 1,000 agents, 1,000,000 queued writes, rows/s vs the plain JDBC loop", ratio, ">= 0.9x",
                 ratio >= 0.9);
-        target("gateway stop: every write accounted by id", accounting, "all", accounted);
+        target("accounted", "gateway stop: every write accounted by id", accounting, "all", accounted);
     }
 
     /** 128 agents against PostgreSQL through a pool of 10 connections, all writing at once. */
@@ -392,7 +430,7 @@ public final class BenchMain {
                 + "once each, %d connection errors, %d failed, at most %d pool connections active (%,.0f writes/s)",
                 agents, poolSize, r.stored(), r.accepted(), r.connectionErrors(), r.failedWrites(), r.peakActive(),
                 r.writesPerSecond()));
-        target("PostgreSQL, 128 agents through a pool of 10: no connection error, every write stored once",
+        target("ok", "PostgreSQL, 128 agents through a pool of 10: no connection error, every write stored once",
                 r.accounting() + "; " + r.connectionErrors() + " connection errors", "no error, all stored once",
                 r.ok());
     }
@@ -423,13 +461,13 @@ public final class BenchMain {
                 + "last write (peak %,d), %d connections borrowed at most, %,.0f bytes of heap per idle agent; every "
                 + "write accounted: %s", agents, poolSize, r.memlifeThreadsAfterIdle(), idle.toSeconds(),
                 r.peakMemlifeThreads(), r.peakBorrowed(), r.bytesPerAgent(), r.accounting().startsWith("ok")));
-        target("10,000 idle agents: memlife threads alive 5 s after the last write", r.memlifeThreadsAfterIdle(),
+        target("threads", "10,000 idle agents: memlife threads alive 5 s after the last write", r.memlifeThreadsAfterIdle(),
                 "<= 8", r.memlifeThreadsAfterIdle() <= 8);
-        target("10,000 idle agents: connections open", r.peakBorrowed() + " borrowed at most, " + r.peakPhysical()
+        target("connections", "10,000 idle agents: connections open", r.peakBorrowed() + " borrowed at most, " + r.peakPhysical()
                 + " physical", "<= pool size " + poolSize, r.peakBorrowed() <= poolSize && r.peakPhysical() <= poolSize);
-        target("10,000 idle agents: retained heap per idle agent, bytes", r.bytesPerAgent(), "<= 4096",
+        target("heap", "10,000 idle agents: retained heap per idle agent, bytes", r.bytesPerAgent(), "<= 4096",
                 r.bytesPerAgent() <= 4096);
-        target("10,000 idle agents: every write accounted", r.accounting(), "all", r.accounting().startsWith("ok"));
+        target("accounted", "10,000 idle agents: every write accounted", r.accounting(), "all", r.accounting().startsWith("ok"));
     }
 
     // ---- the durable spool (issue 14) ----------------------------------------------------------
@@ -512,7 +550,7 @@ public final class BenchMain {
             table.add(String.format("  %-44s %,12.0f writes/s, %,8.0f forces/s (rounds %s)", f.get("contender"),
                     (Double) f.get("writesPerSecond"), (Double) f.get("forcesPerSecond"), rs));
         }
-        target("spool: durable writes/s, " + SPOOL_PRODUCERS + " producers, " + SPOOL_PIPELINE
+        target("durable", "spool: durable writes/s, " + SPOOL_PRODUCERS + " producers, " + SPOOL_PIPELINE
                 + " syncAll per awaitDurable", memlife, ">= 1,000,000", memlife >= 1_000_000);
     }
 
@@ -572,11 +610,11 @@ public final class BenchMain {
                 + "one append+force on this disk %.0f/%.0f/%.0f µs", nw.p50(), nw.p99(), nw.p999(), w1.p50() / 1e3,
                 w1.p99() / 1e3, w1.p999() / 1e3, w8.p50() / 1e3, w8.p99() / 1e3, w8.p999() / 1e3, SPOOL_PRODUCERS,
                 rf.p50() / 1e3, rf.p99() / 1e3, rf.p999() / 1e3));
-        target("spool on: p99 syncAll behind a 1 ms provider, not waiting for the disk", nw.p99() / 1000.0 + " µs",
+        target("syncAllP99", "spool on: p99 syncAll behind a 1 ms provider, not waiting for the disk", nw.p99() / 1000.0 + " µs",
                 "< 10 µs", nw.p99() < 10_000);
-        target("spool on: p99 syncAllDurable (confirmed on disk), 1 producer, over this disk's own append+force p99",
+        target("durable1P99", "spool on: p99 syncAllDurable (confirmed on disk), 1 producer, over this disk's own append+force p99",
                 w1.p99() / rf.p99(), "<= 1.5x", w1.p99() <= 1.5 * rf.p99());
-        target("spool on: p99 syncAllDurable (confirmed on disk), " + SPOOL_PRODUCERS + " producers, over this "
+        target("durable" + SPOOL_PRODUCERS + "P99", "spool on: p99 syncAllDurable (confirmed on disk), " + SPOOL_PRODUCERS + " producers, over this "
                 + "disk's own append+force p99", w8.p99() / rf.p99(), "<= 1.5x", w8.p99() <= 1.5 * rf.p99());
     }
 
@@ -658,7 +696,7 @@ public final class BenchMain {
                     + "delivered, spool off %,.0f (off/on %.2fx; rounds %s); appends of a %d-byte record into mapped "
                     + "files: Chronicle Queue %,.0f, plain loop %,.0f", producers, onRate, offRate, ratio,
                     ratios(ratios), recordBytes, chronicleRate, loopRate));
-            target("hot path, " + producers + " producer(s): spool on, every accepted write safe from kill -9, "
+            target(producers + "p", "hot path, " + producers + " producer(s): spool on, every accepted write safe from kill -9, "
                     + "writes/s delivered", onRate, ">= 1,000,000", onRate >= 1_000_000);
         }
         results.put("spoolHotPath", entry("figures", figures, "method", "a fresh manager per run with the counting "
@@ -742,9 +780,9 @@ public final class BenchMain {
             table.add(String.format("spool replay of %,d undelivered writes into SQLite: %,.0f rows/s vs the store's drain "
                     + "of as many queued %,.0f rows/s (%.2fx; rounds %s) and the plain JDBC loop %,.0f rows/s; every "
                     + "id landed once: %s", turns, replay, drain, ratio, ratios(ratios), plain, landed));
-            target("spool replay of 1,000,000 writes into SQLite vs the store's own drain, rows/s", ratio, ">= 0.95x",
+            target("ratio", "spool replay of 1,000,000 writes into SQLite vs the store's own drain, rows/s", ratio, ">= 0.95x",
                     ratio >= 0.95);
-            target("spool replay: every write id stored once", landed ? "all " + turns : "missing or doubled", "all",
+            target("everyId", "spool replay: every write id stored once", landed ? "all " + turns : "missing or doubled", "all",
                     landed);
         } finally {
             Files2.deleteTree(root);
@@ -768,10 +806,6 @@ public final class BenchMain {
 
     // ---- helpers -----------------------------------------------------------------------------
 
-    private boolean wanted(String section) {
-        return only.isEmpty() || only.contains(section);
-    }
-
     private Collection<RunResult> jmh(String benchmark) throws RunnerException {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include("dev\\.memlife\\.bench\\." + benchmark + "\\.")
@@ -784,11 +818,50 @@ public final class BenchMain {
                 .measurementIterations(full ? 5 : 3)
                 .measurementTime(TimeValue.seconds(full ? 2 : 1));
         System.out.println("running " + benchmark + " ...");
-        return new Runner(options.build()).run();
+        while (true) {
+            awaitJmhLock();
+            try {
+                return new Runner(options.build()).run();
+            } catch (RunnerException e) {
+                if (!String.valueOf(e.getMessage()).contains("Unable to acquire the JMH lock")) {
+                    throw e;
+                }
+                // another run took the lock between our check and JMH's: wait for it again
+            }
+        }
     }
 
-    private void target(String name, Object value, String target, boolean met) {
-        targets.add(entry("name", name, "value", value, "target", target, "met", met));
+    /**
+     * Waits while another JMH run on this machine holds JMH's lock file (JMH itself fails at once):
+     * on a shared machine two suites then take turns instead of one failing or both measuring at once.
+     */
+    private static void awaitJmhLock() {
+        Path lock = Path.of(System.getProperty("java.io.tmpdir"), "jmh.lock");
+        long deadline = System.nanoTime() + Duration.ofHours(2).toNanos();
+        boolean told = false;
+        while (true) {
+            try (FileChannel channel = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                    FileLock held = channel.tryLock()) {
+                if (held != null) {
+                    return;
+                }
+            } catch (IOException | OverlappingFileLockException e) {
+                return; // JMH reports what is wrong with the lock itself
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("another JMH run has held " + lock + " for 2 hours");
+            }
+            if (!told) {
+                System.out.println("  waiting for another JMH run on this machine to release " + lock + " ...");
+                told = true;
+            }
+            LockSupport.parkNanos(Duration.ofSeconds(1).toNanos());
+        }
+    }
+
+    /** A target of the current part; {@code id} is what {@link PerformanceDoc} finds it by. */
+    private void target(String id, String name, Object value, String target, boolean met) {
+        targets.add(entry("id", id, "name", name, "value", value, "target", target, "met", met));
     }
 
     static Map<String, Object> entry(Object... keysAndValues) {
@@ -797,43 +870,5 @@ public final class BenchMain {
             m.put((String) keysAndValues[i], keysAndValues[i + 1]);
         }
         return m;
-    }
-
-    /** Where the figures were measured. */
-    static final class Machine {
-        static Map<String, Object> describe() {
-            return entry("cores", Runtime.getRuntime().availableProcessors(),
-                    "java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
-                    "os", System.getProperty("os.name") + " " + System.getProperty("os.arch"),
-                    "cpu", cpuModel());
-        }
-
-        static String summary() {
-            return Runtime.getRuntime().availableProcessors() + " cores, " + cpuModel() + ", Java "
-                    + System.getProperty("java.version");
-        }
-
-        /** The 1, 5 and 15 minute load averages, from {@code /proc/loadavg}; "unknown" elsewhere. */
-        static String loadAverage() {
-            try {
-                String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-                return f[0] + " " + f[1] + " " + f[2];
-            } catch (IOException | RuntimeException e) {
-                return "unknown";
-            }
-        }
-
-        private static String cpuModel() {
-            try {
-                for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
-                    if (line.startsWith("model name")) {
-                        return line.substring(line.indexOf(':') + 1).trim();
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // not Linux: the model stays unknown
-            }
-            return "unknown CPU";
-        }
     }
 }
