@@ -1,5 +1,7 @@
 package dev.memlife;
 
+import java.time.Duration;
+
 /**
  * A write-behind chat memory's figures at one moment: those of {@code
  * dev.memlife.langchain4j.WriteBehindChatMemoryStore} and {@code
@@ -26,6 +28,20 @@ package dev.memlife;
  *     had
  * @param pending ids whose latest state is not in the backend yet: waiting, being written, or
  *     refused by the backend and kept
+ * @param oldestPendingAge how long the oldest state not yet in the backend has waited (on the
+ *     ticker); zero when nothing is pending
+ * @param failingWrites backend calls that failed in a row since the backend last took one: 0
+ *     while it takes them; growing while it keeps failing
  */
 public record WriteBehindFigures(long saves, long deletes, long coalesced, long writtenSaves, long writtenDeletes,
-        long failedWrites, long rejected, int pending) {}
+        long failedWrites, long rejected, int pending, Duration oldestPendingAge, long failingWrites) {
+
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if {@code oldestPendingAge} is null
+     */
+    public WriteBehindFigures {
+        java.util.Objects.requireNonNull(oldestPendingAge, "oldestPendingAge");
+    }
+}

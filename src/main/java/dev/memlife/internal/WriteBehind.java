@@ -239,8 +239,8 @@ public final class WriteBehind<K, M> {
 
     /**
      * Refuses later saves and deletes, writes what waits (refused states included) until
-     * everything is written or {@code budget} has passed, and reports by id; the call that ends an
-     * incomplete stop logs its report. Later calls wait for the same drain within their own
+     * everything is written or {@code budget} has passed, and reports by id; the call that ends the
+     * stop logs it: a summary at INFO when nothing was left unwritten, the report at WARN otherwise. Later calls wait for the same drain within their own
      * budget; a call after the end reports at once.
      *
      * @param budget the longest the call takes; zero or more
@@ -250,8 +250,17 @@ public final class WriteBehind<K, M> {
      */
     public WriteBehindReport<K> stop(Duration budget) {
         WriteBehindQueue.Outcome<K> o = queue.stop(Checks.nonNegative(budget, "budget"));
-        if (o.closedHere() && !o.report().complete()) {
-            log.warn("{}: shutdown left {}s unwritten: {}", component, words.id(), o.report());
+        if (o.closedHere()) {
+            WriteBehindReport<K> r = o.report();
+            if (r.complete()) {
+                WriteBehindFigures f = r.figures();
+                log.info("{}: stopped in {} ms of {} ms, nothing left unwritten: {} written at shutdown; {} saves and "
+                        + "{} deletes taken in all, {} coalesced, {} written, {} backend calls failed", component,
+                        r.elapsed().toMillis(), r.budget().toMillis(), r.writtenIds().size(), f.saves(), f.deletes(),
+                        f.coalesced(), f.writtenSaves() + f.writtenDeletes(), f.failedWrites());
+            } else {
+                log.warn("{}: shutdown left {}s unwritten: {}", component, words.id(), r);
+            }
         }
         return o.report();
     }

@@ -82,6 +82,10 @@ final class WriteBehindQueue<K, M> {
     private Pending<K, M> inFlight;
     /** The oldest handover the in-flight write covers (see {@link Pending#oldest}). */
     private long inFlightOldest;
+    /** When that handover came, on the ticker. */
+    private long inFlightSince;
+    /** Writes the sink failed since it last took one: how long it has kept failing. */
+    private long failingWrites;
     /** Handovers so far: the sequence number of the last one. */
     private long handovers;
     private Thread writer;
@@ -107,6 +111,8 @@ final class WriteBehindQueue<K, M> {
          * written. A flush waits for every entry whose oldest is at most its barrier.
          */
         long oldest;
+        /** When the handover {@link #oldest} names came, on the ticker; meaningful while it is not 0. */
+        long oldestSince;
         /** Whether the entry is in the writer's queue. Not queued with {@code oldest != 0}: it failed. */
         boolean queued;
         /** What the sink threw on the last write of this id, or null. */
@@ -205,6 +211,7 @@ final class WriteBehindQueue<K, M> {
                 coalesced++; // the state it replaces was never written, and never will be
             } else {
                 p.oldest = seq;
+                p.oldestSince = ticker.read();
             }
             p.state = state;
             p.failure = null;
@@ -349,7 +356,16 @@ final class WriteBehindQueue<K, M> {
     }
 
     private WriteBehindFigures figuresNow() {
-        return new WriteBehindFigures(saves, deletes, coalesced, sinkSaves, sinkDeletes, sinkFailures, rejected, pending.size());
+        long oldestSince = Long.MAX_VALUE;
+        for (Pending<K, M> p : pending.values()) { // bounded by conversations, not messages
+            // the in-flight write's handovers are older than any that came while it runs
+            long since = p == inFlight ? inFlightSince : p.oldest != 0 ? p.oldestSince : Long.MAX_VALUE;
+            oldestSince = Math.min(oldestSince, since);
+        }
+        Duration oldestAge = oldestSince == Long.MAX_VALUE ? Duration.ZERO
+                : Duration.ofNanos(Math.max(0, ticker.read() - oldestSince));
+        return new WriteBehindFigures(saves, deletes, coalesced, sinkSaves, sinkDeletes, sinkFailures, rejected,
+                pending.size(), oldestAge, failingWrites);
     }
 
     /** Starts the writer; under the lock. {@return null, or why no thread could be started} */
@@ -409,6 +425,7 @@ final class WriteBehindQueue<K, M> {
         p.queued = false;
         inFlight = p;
         inFlightOldest = p.oldest;
+        inFlightSince = p.oldestSince;
         p.oldest = 0;
         Throwable failure = null;
         lock.unlock();
@@ -427,6 +444,7 @@ final class WriteBehindQueue<K, M> {
         inFlight = null;
         String what = (value == null ? "delete" : words.save()) + " of " + words.id() + " " + p.id;
         if (failure == null) {
+            failingWrites = 0;
             if (value == null) {
                 sinkDeletes++;
             } else {
@@ -443,11 +461,13 @@ final class WriteBehindQueue<K, M> {
             }
         } else {
             sinkFailures++;
+            failingWrites++;
             p.failure = failure;
             // The handovers this write covered are unwritten again. If nothing newer came, the
             // failed state is the latest: kept, not queued, written again with the next handover,
             // a flush or the shutdown. If something newer came, it is queued and covers them.
             p.oldest = p.oldest == 0 ? inFlightOldest : Math.min(p.oldest, inFlightOldest);
+            p.oldestSince = inFlightSince; // the failed write's handovers are the oldest unwritten ones
             failureLog.warn(name, component + ": the " + words.sink() + " failed the " + what + " (" + failure
                     + "); the state is kept, readable, and written again with that id's next " + words.save()
                     + ", a flush or the shutdown", failure);

@@ -1,6 +1,7 @@
 package dev.memlife.spring;
 
 import dev.memlife.SpoolFigures;
+import dev.memlife.WriteBehindFigures;
 import dev.memlife.WriteFigures;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.GatewayFigures;
@@ -8,13 +9,15 @@ import dev.memlife.session.SessionCommitTracker;
 import java.sql.Connection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
  * What both health indicators (Boot 3's and Boot 4's) report: the gateway's queue backlog, whether
- * the store's database answers, the spool backlog when the agents have spools, and the sessions
- * not yet committed. DOWN if the database does not answer, OUT_OF_SERVICE once the gateway is
- * stopped, UP otherwise.
+ * the store's database answers, the spool backlog when the agents have spools, the sessions not yet
+ * committed, and each write-behind chat memory's backlog and failures. DOWN if the database does
+ * not answer or a write-behind chat memory's backend has failed {@value #FAILING_DOWN} calls in a
+ * row, OUT_OF_SERVICE once the gateway is stopped, UP otherwise.
  */
 final class HealthCheck {
 
@@ -25,32 +28,43 @@ final class HealthCheck {
 
     record Result(Status status, Map<String, Object> details, Exception failure) {}
 
+    /** Backend calls a write-behind chat memory may fail in a row before the health is DOWN. */
+    static final int FAILING_DOWN = 3;
+
     private final AgentGateway gateway;
     private final SessionCommitTracker tracker;
     private final DataSource dataSource;
+    private final Supplier<Map<String, Supplier<WriteBehindFigures>>> writeBehind;
 
-    HealthCheck(AgentGateway gateway, SessionCommitTracker tracker, DataSource dataSource) {
+    /**
+     * @param gateway the gateway, or null when the application has none (only write-behind chat memories)
+     * @param tracker the tracker, or null
+     * @param dataSource the store's data source, pinged; or null
+     * @param writeBehind the write-behind chat memories' figures by bean name, looked up at each check
+     */
+    HealthCheck(AgentGateway gateway, SessionCommitTracker tracker, DataSource dataSource,
+            Supplier<Map<String, Supplier<WriteBehindFigures>>> writeBehind) {
         this.gateway = gateway;
         this.tracker = tracker;
         this.dataSource = dataSource;
+        this.writeBehind = writeBehind;
     }
 
     Result check() {
         Map<String, Object> details = new LinkedHashMap<>();
-        GatewayFigures figures = gateway.figures();
-        WriteFigures writes = figures.writes();
-        details.put("agentsCached", figures.agentsCached());
-        details.put("agentsLeased", figures.agentsLeased());
-        details.put("queueBacklog", writes.pending());
-        details.put("oldestQueuedAge", writes.oldestPendingAge().toString());
-        details.put("writesFailed", writes.failed());
-        if (!SpoolFigures.NONE.equals(writes.spool())) {
-            details.put("spoolBacklog", writes.spool().backlog());
+        Status status = gateway != null ? checkGateway(details) : Status.UP;
+        for (Map.Entry<String, Supplier<WriteBehindFigures>> e : writeBehind.get().entrySet()) {
+            WriteBehindFigures f = e.getValue().get();
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("pending", f.pending());
+            one.put("oldestPendingAge", f.oldestPendingAge().toString());
+            one.put("failedWrites", f.failedWrites());
+            one.put("failingWrites", f.failingWrites());
+            details.put("writeBehind." + e.getKey(), one);
+            if (f.failingWrites() >= FAILING_DOWN) {
+                status = Status.DOWN;
+            }
         }
-        if (tracker != null) {
-            details.put("dirtySessions", tracker.dirtySessions().size());
-        }
-        Status status = gateway.isStopped() ? Status.OUT_OF_SERVICE : Status.UP;
         Exception failure = null;
         if (dataSource != null) {
             boolean reachable;
@@ -66,5 +80,22 @@ final class HealthCheck {
             }
         }
         return new Result(status, details, failure);
+    }
+
+    private Status checkGateway(Map<String, Object> details) {
+        GatewayFigures figures = gateway.figures();
+        WriteFigures writes = figures.writes();
+        details.put("agentsCached", figures.agentsCached());
+        details.put("agentsLeased", figures.agentsLeased());
+        details.put("queueBacklog", writes.pending());
+        details.put("oldestQueuedAge", writes.oldestPendingAge().toString());
+        details.put("writesFailed", writes.failed());
+        if (!SpoolFigures.NONE.equals(writes.spool())) {
+            details.put("spoolBacklog", writes.spool().backlog());
+        }
+        if (tracker != null) {
+            details.put("dirtySessions", tracker.dirtySessions().size());
+        }
+        return gateway.isStopped() ? Status.OUT_OF_SERVICE : Status.UP;
     }
 }

@@ -5,12 +5,20 @@ import dev.memlife.MemoryProvider;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.micrometer.MemlifeMetrics;
+import dev.memlife.micrometer.WriteBehindMetrics;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import dev.memlife.session.SessionCommitTracker;
+import dev.memlife.spool.SpoolDirectory;
 import dev.memlife.store.JdbcMemoryProvider;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import javax.sql.DataSource;
-import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -20,9 +28,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.SmartLifecycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * memlife's Spring Boot auto-configuration (Boot 3.5 and 4.0), unless {@code memlife.enabled=false}.
@@ -46,16 +58,28 @@ import org.springframework.core.env.Environment;
  *       class path: Boot binds it to its meter registry.
  * </ul>
  *
+ * <p>The agent side (the store, the gateway, the tracker, the spools, the lifecycle, health and
+ * metrics) is created only when the application wants it ({@link MemlifeCoreWanted}): {@code
+ * memlife.gateway.enabled} decides when set; unset, an application that keeps its conversations
+ * in a Spring AI or LangChain4j chat memory bean gets only what it wires, and no memlife table. With
+ * {@code memlife.spool.dir} set, {@code memlifeSpools} gives every agent the gateway makes a spool
+ * of its own, after replaying what a crash left there. One line at start-up says what was wired.
+ *
  * <p>The gateway and the tracker have no destroy method: the lifecycle stops them within its
  * budget, and a destroy method could wait past it.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration", // Boot 3
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"}) // Boot 4
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration", // Boot 4
+        // Spring AI's chat memory repositories, which say whether the agent side is wanted
+        "org.springframework.ai.model.chat.memory.autoconfigure.ChatMemoryAutoConfiguration",
+        "org.springframework.ai.model.chat.memory.repository.jdbc.autoconfigure.JdbcChatMemoryRepositoryAutoConfiguration"})
 @ConditionalOnClass(SmartLifecycle.class)
 @ConditionalOnProperty(prefix = "memlife", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(MemlifeProperties.class)
 public class MemlifeAutoConfiguration {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MemlifeAutoConfiguration.class);
 
     /** The property Spring bounds each shutdown phase with. */
     static final String PHASE_TIMEOUT_PROPERTY = "spring.lifecycle.timeout-per-shutdown-phase";
@@ -71,6 +95,7 @@ public class MemlifeAutoConfiguration {
      * @return the store every agent uses
      */
     @Bean
+    @Conditional(MemlifeCoreWanted.class)
     @ConditionalOnMissingBean(MemoryProvider.class)
     @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnProperty(prefix = "memlife.store", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -83,22 +108,72 @@ public class MemlifeAutoConfiguration {
      * manager per session, named by it, that uses every {@link MemoryProvider} bean of the
      * application (the shared store by default; the beans stay Spring's to close).
      *
+     * With {@code memlife.spool.dir} set, each agent also gets a spool of its own there, so what it
+     * accepted survives a crash.
+     *
      * @param properties memlife's settings
      * @param providers the application's memory providers, in their order
+     * @param spools the spool directory, when {@code memlife.spool.dir} is set
      * @return the gateway; stopped by {@link MemlifeLifecycle}
      */
     @Bean(destroyMethod = "")
+    @Conditional(MemlifeCoreWanted.class)
     @ConditionalOnMissingBean
-    public AgentGateway memlifeGateway(MemlifeProperties properties, ObjectProvider<MemoryProvider> providers) {
+    public AgentGateway memlifeGateway(MemlifeProperties properties, ObjectProvider<MemoryProvider> providers,
+            ObjectProvider<SpoolDirectory> spools) {
         MemlifeProperties.Gateway g = properties.gateway();
+        SpoolDirectory spoolDirectory = spools.getIfAvailable(); // recovered before the gateway exists
         return AgentGateway.builder().name(g.name()).maxAgents(g.maxAgents()).idleTtl(g.idleTtl())
                 .stopMode(g.stopMode()).evictionMode(g.evictionMode())
                 .agentFactory(session -> {
-                    MemoryManager memory = MemoryManager.builder().name(session).build();
+                    MemoryManager.Builder manager = MemoryManager.builder().name(session);
+                    if (spoolDirectory != null) {
+                        manager.spool(spoolDirectory.newSpool(session));
+                    }
+                    MemoryManager memory = manager.build();
                     providers.orderedStream().forEach(memory::useProvider);
                     return AgentMemory.create(memory);
                 })
                 .build();
+    }
+
+    /**
+     * The agents' spools ({@code memlife.spool.*}), when {@code memlife.spool.dir} is set. Before it
+     * is handed to the gateway, what a crash left in it is replayed into the application's memory
+     * providers (in their original order, with their original ids, so the store keeps each write
+     * once): at context refresh, before the web server takes a request.
+     *
+     * @param properties memlife's settings
+     * @param providers where the recovered writes go
+     * @return the spool directory
+     * @throws IllegalStateException if a spool holds writes but the application has no memory provider
+     */
+    @Bean
+    @Conditional(MemlifeCoreWanted.class)
+    @ConditionalOnProperty(prefix = "memlife.spool", name = "dir")
+    @ConditionalOnMissingBean
+    public SpoolDirectory memlifeSpools(MemlifeProperties properties, ObjectProvider<MemoryProvider> providers) {
+        MemlifeProperties.Spool settings = properties.spool();
+        SpoolDirectory spools = SpoolDirectory.open(Path.of(settings.dir()), settings.maxBytes().toBytes(),
+                settings.segmentBytes().toBytes());
+        MemoryProvider[] into = providers.orderedStream().toArray(MemoryProvider[]::new);
+        if (into.length == 0) {
+            LOG.warn("memlife: spool directory {} is set, but the application has no MemoryProvider to replay "
+                    + "what a crash left in it into; nothing was replayed", spools.root());
+            return spools;
+        }
+        SpoolDirectory.Recovery recovery = spools.recover(settings.recoveryTimeout(), into);
+        if (!recovery.spools().isEmpty()) {
+            String line = "memlife: recovered " + recovery.spools().size() + " spools a crash left in " + spools.root()
+                    + ": " + recovery.replayed() + " writes replayed, " + recovery.delivered() + " delivered, "
+                    + recovery.notDelivered() + " not delivered (kept in their spools for the next start)";
+            if (recovery.notDelivered() > 0) {
+                LOG.warn(line);
+            } else {
+                LOG.info(line);
+            }
+        }
+        return spools;
     }
 
     /**
@@ -108,6 +183,7 @@ public class MemlifeAutoConfiguration {
      * @return the tracker; drained by {@link MemlifeLifecycle}
      */
     @Bean(destroyMethod = "")
+    @Conditional(MemlifeCoreWanted.class)
     @ConditionalOnMissingBean
     public SessionCommitTracker memlifeTracker(MemlifeProperties properties) {
         return SessionCommitTracker.builder().name(properties.tracker().name()).build();
@@ -123,10 +199,43 @@ public class MemlifeAutoConfiguration {
      * @return the lifecycle
      */
     @Bean
+    @Conditional(MemlifeCoreWanted.class)
     @ConditionalOnMissingBean
     public MemlifeLifecycle memlifeLifecycle(AgentGateway gateway, ObjectProvider<SessionCommitTracker> tracker,
             MemlifeProperties properties, Environment environment) {
         return new MemlifeLifecycle(gateway, tracker.getIfUnique(), properties.drainTimeout(), phaseTimeout(environment));
+    }
+
+    /**
+     * One line at start-up, once every bean exists, saying what memlife wired: the agent side (or
+     * why not) and every write-behind chat memory the application defined.
+     *
+     * @param beans the application's beans
+     * @return the logger of that line
+     */
+    @Bean
+    public SmartInitializingSingleton memlifeWiringLog(ListableBeanFactory beans) {
+        return () -> LOG.info(wiring(beans));
+    }
+
+    static String wiring(ListableBeanFactory beans) {
+        List<String> parts = new ArrayList<>();
+        beans.getBeansOfType(AgentGateway.class, false, false).forEach((name, g) -> parts.add("gateway '" + g.name() + "'"));
+        beans.getBeansOfType(JdbcMemoryProvider.class, false, false).forEach((name, store) -> parts.add("store " + name));
+        beans.getBeansOfType(SessionCommitTracker.class, false, false).forEach((name, t) -> parts.add("tracker " + name));
+        beans.getBeansOfType(SpoolDirectory.class, false, false).forEach((name, d) -> parts.add("spools in " + d.root()));
+        if (parts.isEmpty()) {
+            parts.add("no gateway, store or tracker (" + MemlifeCoreWanted.PROPERTY + "=true adds them)");
+        }
+        for (String type : List.of(WriteBehindBeans.SPRING_AI, WriteBehindBeans.LANGCHAIN4J)) {
+            if (ClassUtils.isPresent(type, MemlifeAutoConfiguration.class.getClassLoader())) {
+                Class<?> writeBehind = ClassUtils.resolveClassName(type, MemlifeAutoConfiguration.class.getClassLoader());
+                for (String name : beans.getBeanNamesForType(writeBehind, false, false)) {
+                    parts.add(writeBehind.getSimpleName() + " " + name);
+                }
+            }
+        }
+        return "memlife wired: " + String.join(", ", parts);
     }
 
     static Duration phaseTimeout(Environment environment) {
@@ -142,9 +251,18 @@ public class MemlifeAutoConfiguration {
     @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
     static class Metrics {
         @Bean
+        @Conditional(MemlifeCoreWanted.class)
         @ConditionalOnMissingBean(name = "memlifeMetrics")
         MemlifeMetrics memlifeMetrics(AgentGateway gateway) {
             return new MemlifeMetrics(gateway);
+        }
+
+        /** The write-behind chat memories' meters ({@link WriteBehindMetrics}), tagged with their bean names. */
+        @Bean
+        @ConditionalOnMissingBean(name = "memlifeWriteBehindMetrics")
+        MeterBinder memlifeWriteBehindMetrics(ListableBeanFactory beans) {
+            return registry -> WriteBehindBeans.figures(beans).forEach(
+                    (name, figures) -> new WriteBehindMetrics(name, figures, Tags.empty()).bindTo(registry));
         }
     }
 
@@ -166,7 +284,7 @@ public class MemlifeAutoConfiguration {
         @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
         static class Boot3 {
             @Bean
-            MemlifeHealthIndicator memlifeHealthIndicator(BeanFactory beans) {
+            MemlifeHealthIndicator memlifeHealthIndicator(ListableBeanFactory beans) {
                 return new MemlifeHealthIndicator(check(beans));
             }
         }
@@ -177,16 +295,20 @@ public class MemlifeAutoConfiguration {
         @ConditionalOnMissingClass("org.springframework.boot.actuate.health.HealthIndicator")
         static class Boot4 {
             @Bean
-            MemlifeBoot4HealthIndicator memlifeHealthIndicator(BeanFactory beans) {
+            MemlifeBoot4HealthIndicator memlifeHealthIndicator(ListableBeanFactory beans) {
                 return new MemlifeBoot4HealthIndicator(check(beans));
             }
         }
 
-        /** The check both indicators report: the gateway, and the tracker and data source if there is one of each. */
-        private static HealthCheck check(BeanFactory beans) {
-            return new HealthCheck(beans.getBean(AgentGateway.class),
-                    beans.getBeanProvider(SessionCommitTracker.class).getIfUnique(),
-                    beans.getBeanProvider(DataSource.class).getIfUnique());
+        /**
+         * The check both indicators report: the gateway (when there is one) with the tracker and the
+         * data source if there is one of each, and the write-behind chat memories.
+         */
+        private static HealthCheck check(ListableBeanFactory beans) {
+            AgentGateway gateway = beans.getBeanProvider(AgentGateway.class).getIfUnique();
+            return new HealthCheck(gateway, beans.getBeanProvider(SessionCommitTracker.class).getIfUnique(),
+                    gateway == null ? null : beans.getBeanProvider(DataSource.class).getIfUnique(),
+                    () -> WriteBehindBeans.figures(beans));
         }
     }
 }

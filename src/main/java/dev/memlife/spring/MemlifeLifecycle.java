@@ -2,7 +2,9 @@ package dev.memlife.spring;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.memlife.SpoolFigures;
 import dev.memlife.StopReport;
+import dev.memlife.WriteFigures;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.GatewayStopReport;
 import dev.memlife.session.SessionCommitTracker;
@@ -60,11 +62,27 @@ public final class MemlifeLifecycle implements SmartLifecycle {
      *
      * @param sessions the tracker's drain, or null without a tracker
      * @param gateway the gateway's stop
+     * @param writes every write the gateway's agents took while the application ran, by outcome,
+     *     as the drain left them (each agent counted once)
      * @param budget the drain's budget
      * @param elapsed how long the drain took
      */
-    public record Report(SessionDrainReport sessions, GatewayStopReport gateway, Duration budget, Duration elapsed)
-            implements StopReport {
+    public record Report(SessionDrainReport sessions, GatewayStopReport gateway, WriteFigures writes, Duration budget,
+            Duration elapsed) implements StopReport {
+
+        /**
+         * {@return the writes' totals, by outcome: accepted = delivered + failed + abandoned + still
+         * running; with spools, how many of them the spools hold for the next start}
+         */
+        public String writeTotals() {
+            long stillRunning = writes.accepted() - writes.delivered() - writes.failed() - writes.abandoned();
+            String line = "writes accepted " + writes.accepted() + ": delivered " + writes.delivered() + ", failed "
+                    + writes.failed() + ", abandoned " + writes.abandoned() + ", still running " + stillRunning
+                    + "; rejected " + writes.rejected();
+            SpoolFigures spool = writes.spool();
+            return spool.equals(SpoolFigures.NONE) ? line
+                    : line + "; kept in spools for the next start " + (spool.backlog() + spool.failedKept());
+        }
 
         /** {@return whether the sessions were committed and the gateway closed every agent in time} */
         @Override
@@ -159,8 +177,8 @@ public final class MemlifeLifecycle implements SmartLifecycle {
         Thread worker = new Thread(() -> {
             try {
                 Report r = drain();
-                LOG.info("memlife drained in {} ms of {} ms: {}{}", r.elapsed().toMillis(), budget.toMillis(),
-                        r.sessions() == null ? "" : r.sessions() + "; ", r.gateway());
+                LOG.info("memlife drained in {} ms of {} ms: {}; {}{}", r.elapsed().toMillis(), budget.toMillis(),
+                        r.writeTotals(), r.sessions() == null ? "" : r.sessions() + "; ", r.gateway());
                 report.complete(r);
             } catch (Throwable t) {
                 LOG.error("memlife drain failed", t);
@@ -183,7 +201,7 @@ public final class MemlifeLifecycle implements SmartLifecycle {
         }
         Duration left = budget.minusNanos(System.nanoTime() - start);
         GatewayStopReport stop = gateway.stop(left.isNegative() ? Duration.ZERO : left);
-        return new Report(sessions, stop, budget, Duration.ofNanos(System.nanoTime() - start));
+        return new Report(sessions, stop, gateway.figures().writes(), budget, Duration.ofNanos(System.nanoTime() - start));
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.memlife.gateway.AgentGateway;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The starter's settings, under memlife.*.
@@ -17,10 +18,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param gateway the agent gateway's settings
  * @param store the shared JDBC store's settings
  * @param tracker the session commit tracker's settings
+ * @param spool the agents' spools: set memlife.spool.dir to turn them on
  */
 @ConfigurationProperties("memlife")
 public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultValue("20s") Duration drainTimeout,
-        @DefaultValue Gateway gateway, @DefaultValue Store store, @DefaultValue Tracker tracker) {
+        @DefaultValue Gateway gateway, @DefaultValue Store store, @DefaultValue Tracker tracker,
+        @DefaultValue Spool spool) {
 
     /**
      * The agent gateway ({@link AgentGateway.Builder}).
@@ -31,10 +34,15 @@ public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultV
      * @param stopMode what the shutdown does to the cached conversations: CLOSE ends them (flush,
      *     extract, shut down), RELEASE keeps them resumable for the next replica
      * @param evictionMode how evicted agents are torn down: COMMIT_THEN_RELEASE or RELEASE
+     * @param enabled whether to create the agent side (the gateway, the session tracker, the
+     *     shared store and its tables, the spools, the lifecycle, health and metrics): true or
+     *     false decides; unset, it is created unless the application keeps its conversations in a
+     *     Spring AI ChatMemoryRepository or a LangChain4j ChatMemoryStore bean (memlife's
+     *     write-behind ones included), and then gets only what it wires itself
      */
     public record Gateway(@DefaultValue("gateway") String name, @DefaultValue("128") int maxAgents,
             @DefaultValue("1h") Duration idleTtl, @DefaultValue("CLOSE") TeardownMode stopMode,
-            @DefaultValue("COMMIT_THEN_RELEASE") TeardownMode evictionMode) {}
+            @DefaultValue("COMMIT_THEN_RELEASE") TeardownMode evictionMode, Boolean enabled) {}
 
     /**
      * The shared store, a JdbcMemoryProvider on the application's DataSource.
@@ -51,4 +59,18 @@ public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultV
      * @param name the tracker's name in thread names and logs
      */
     public record Tracker(@DefaultValue("memlife") String name) {}
+
+    /**
+     * The agents' spools (a SpoolDirectory): with a directory set, every agent the gateway makes
+     * appends what it accepts to a spool of its own there before queuing it, so a crash (kill -9,
+     * an OOM kill) loses none of it, and at start-up, before the web server takes a request, what a
+     * crash left there is replayed into the application's memory providers.
+     *
+     * @param dir the spools' directory; unset, no spool
+     * @param maxBytes the most one agent's spool holds undelivered before it refuses a write
+     * @param segmentBytes the size at which a spool starts a new segment file
+     * @param recoveryTimeout how long the start-up replay of each spool a crash left may take
+     */
+    public record Spool(String dir, @DefaultValue("1GB") DataSize maxBytes, @DefaultValue("64MB") DataSize segmentBytes,
+            @DefaultValue("1m") Duration recoveryTimeout) {}
 }

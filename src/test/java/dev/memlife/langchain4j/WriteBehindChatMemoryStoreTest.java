@@ -336,7 +336,7 @@ class WriteBehindChatMemoryStoreTest {
         assertThatThrownBy(() -> store.flush(null)).hasMessage("timeout");
         assertThatThrownBy(() -> store.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("budget must not be negative");
-        assertThat(store.figures()).isEqualTo(new WriteBehindFigures(0, 0, 0, 0, 0, 0, 0, 0));
+        assertThat(store.figures()).isEqualTo(new WriteBehindFigures(0, 0, 0, 0, 0, 0, 0, 0, java.time.Duration.ZERO, 0));
     }
 
     @Test

@@ -123,7 +123,7 @@ class MemlifeAutoConfigurationTest {
             assertThat(p.enabled()).isTrue();
             assertThat(p.drainTimeout()).isEqualTo(Duration.ofSeconds(20));
             assertThat(p.gateway()).isEqualTo(new MemlifeProperties.Gateway("gateway", 128, Duration.ofHours(1),
-                    TeardownMode.CLOSE, TeardownMode.COMMIT_THEN_RELEASE));
+                    TeardownMode.CLOSE, TeardownMode.COMMIT_THEN_RELEASE, null));
             assertThat(p.store()).isEqualTo(new MemlifeProperties.Store(true, "memlife_"));
             assertThat(p.tracker().name()).isEqualTo("memlife");
             assertThat(context.getBean(MemlifeLifecycle.class).budget()).as("20 s fits in the default 30 s phase")
@@ -139,7 +139,7 @@ class MemlifeAutoConfigurationTest {
                     MemlifeProperties p = context.getBean(MemlifeProperties.class);
                     assertThat(p.drainTimeout()).isEqualTo(Duration.ofSeconds(3));
                     assertThat(p.gateway()).isEqualTo(new MemlifeProperties.Gateway("chat", 7, Duration.ofMinutes(10),
-                            TeardownMode.RELEASE, TeardownMode.RELEASE));
+                            TeardownMode.RELEASE, TeardownMode.RELEASE, null));
                     assertThat(p.store().tablePrefix()).isEqualTo("chat_");
                     assertThat(context.getBean(SessionCommitTracker.class).name()).isEqualTo("webui");
                     assertThat(context.getBean(MemlifeLifecycle.class).budget()).isEqualTo(Duration.ofSeconds(3));

@@ -397,7 +397,7 @@ class WriteBehindChatMemoryRepositoryTest {
         assertThatThrownBy(() -> repository.flush(null)).hasMessage("timeout");
         assertThatThrownBy(() -> repository.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("budget must not be negative");
-        assertThat(repository.figures()).isEqualTo(new WriteBehindFigures(0, 0, 0, 0, 0, 0, 0, 0));
+        assertThat(repository.figures()).isEqualTo(new WriteBehindFigures(0, 0, 0, 0, 0, 0, 0, 0, java.time.Duration.ZERO, 0));
     }
 
     @Test

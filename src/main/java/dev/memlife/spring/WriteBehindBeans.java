@@ -1,0 +1,51 @@
+package dev.memlife.spring;
+
+import dev.memlife.WriteBehindFigures;
+import dev.memlife.langchain4j.WriteBehindChatMemoryStore;
+import dev.memlife.springai.WriteBehindChatMemoryRepository;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The application's write-behind chat memories (the Spring AI repository, the LangChain4j store),
+ * by bean name, as the starter's health, metrics and start-up line see them. Each framework is
+ * optional: a nested class touches a framework's type only once that framework is on the class
+ * path.
+ */
+final class WriteBehindBeans {
+
+    static final String SPRING_AI = "dev.memlife.springai.WriteBehindChatMemoryRepository";
+    static final String LANGCHAIN4J = "dev.memlife.langchain4j.WriteBehindChatMemoryStore";
+
+    private WriteBehindBeans() {}
+
+    /** {@return each write-behind bean's figures, by "Type name", in bean order; created beans only} */
+    static Map<String, Supplier<WriteBehindFigures>> figures(ListableBeanFactory beans) {
+        Map<String, Supplier<WriteBehindFigures>> all = new LinkedHashMap<>();
+        ClassLoader loader = WriteBehindBeans.class.getClassLoader();
+        if (ClassUtils.isPresent(SPRING_AI, loader)) {
+            SpringAi.add(beans, all);
+        }
+        if (ClassUtils.isPresent(LANGCHAIN4J, loader)) {
+            LangChain4j.add(beans, all);
+        }
+        return all;
+    }
+
+    private static final class SpringAi {
+        static void add(ListableBeanFactory beans, Map<String, Supplier<WriteBehindFigures>> into) {
+            beans.getBeansOfType(WriteBehindChatMemoryRepository.class, false, false)
+                    .forEach((name, bean) -> into.put(name, bean::figures));
+        }
+    }
+
+    private static final class LangChain4j {
+        static void add(ListableBeanFactory beans, Map<String, Supplier<WriteBehindFigures>> into) {
+            beans.getBeansOfType(WriteBehindChatMemoryStore.class, false, false)
+                    .forEach((name, bean) -> into.put(name, bean::figures));
+        }
+    }
+}
