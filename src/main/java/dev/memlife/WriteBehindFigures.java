@@ -34,14 +34,4 @@ import java.time.Duration;
  *     while it takes them; growing while it keeps failing
  */
 public record WriteBehindFigures(long saves, long deletes, long coalesced, long writtenSaves, long writtenDeletes,
-        long failedWrites, long rejected, int pending, Duration oldestPendingAge, long failingWrites) {
-
-    /**
-     * Checks the components.
-     *
-     * @throws NullPointerException if {@code oldestPendingAge} is null
-     */
-    public WriteBehindFigures {
-        java.util.Objects.requireNonNull(oldestPendingAge, "oldestPendingAge");
-    }
-}
+        long failedWrites, long rejected, int pending, Duration oldestPendingAge, long failingWrites) {}
