@@ -25,11 +25,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringBootVersion;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.SmartLifecycle;
-import org.sqlite.SQLiteDataSource;
 
 /**
  * The auto-configuration's conditions and properties, in a real Spring context ({@code
@@ -39,16 +37,13 @@ import org.sqlite.SQLiteDataSource;
 @Timeout(60)
 class MemlifeAutoConfigurationTest {
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(MemlifeAutoConfiguration.class));
+    private final ApplicationContextRunner runner = StarterContexts.runner();
 
     @TempDir
     Path dir;
 
     private DataSource sqlite() {
-        SQLiteDataSource ds = new SQLiteDataSource();
-        ds.setUrl("jdbc:sqlite:" + dir.resolve("memory.db"));
-        return ds;
+        return StarterContexts.sqlite(dir.resolve("memory.db"));
     }
 
     @Test

@@ -28,9 +28,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 import dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.sqlite.SQLiteDataSource;
 
 /**
  * The starter wires what the application needs and no more: an application that only wraps its
@@ -44,16 +42,13 @@ class StarterPerNeedTest {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(MemlifeAutoConfiguration.class));
+    private final ApplicationContextRunner runner = StarterContexts.runner();
 
     @TempDir
     Path dir;
 
     private DataSource sqlite() {
-        SQLiteDataSource ds = new SQLiteDataSource();
-        ds.setUrl("jdbc:sqlite:" + dir.resolve("app.db"));
-        return ds;
+        return StarterContexts.sqlite(dir.resolve("app.db"));
     }
 
     private List<String> tables() throws Exception {
