@@ -4,7 +4,6 @@ import dev.memlife.MemoryManager;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
-import dev.memlife.store.JdbcMemoryProvider;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -39,7 +38,9 @@ import org.sqlite.SQLiteDataSource;
  * &hold=1} a slow one: the handler prints {@code IN_FLIGHT S N} and waits until the parent writes
  * {@code RELEASE} on stdin), then the turn under a lease: {@code syncAll("turn-S-N", "reply-S-N")}
  * and 200. The lease is taken after the model, as a real service does, so the turn is only safe
- * if the gateway still leases when the model answers. A refused lease is a 503.
+ * if the gateway still leases when the model answers. A refused lease is a 503. {@code GET
+ * /durable?sid=S&n=N} records the turn through the starter's agent factory (which gives each agent
+ * a spool when {@code --memlife.spool.dir} is passed) and answers 200 once it is on disk.
  *
  * <p>On stdout: {@code PORT p} once it serves, {@code CLOSING} when the context starts closing,
  * {@code DRAINED ...} with the lifecycle's report once the store is about to close.
@@ -77,9 +78,33 @@ public class SpringChildMain {
         return e -> out("CLOSING");
     }
 
-    /** Prints the drain's report when the store closes, after every lifecycle stopped. */
+    /**
+     * With {@code --child.hold-store=true}: the application's one memory provider, a store that
+     * takes no write (it parks every batch until the process dies), so the starter creates no
+     * store of its own, and every accepted write stays in the agents' spools.
+     */
     @Bean
-    Object drainReporter(MemlifeLifecycle lifecycle, JdbcMemoryProvider store) {
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "child.hold-store", havingValue = "true")
+    dev.memlife.MemoryProvider heldStore() {
+        return new dev.memlife.MemoryProvider() {
+            @Override
+            public String name() {
+                return "held-store";
+            }
+
+            @Override
+            public void syncTurn(dev.memlife.Turn turn) {
+                out("STORE_HELD");
+                for (;;) {
+                    java.util.concurrent.locks.LockSupport.park(); // until the kill
+                }
+            }
+        };
+    }
+
+    /** Prints the drain's report when the context closes its beans, after every lifecycle stopped. */
+    @Bean
+    Object drainReporter(MemlifeLifecycle lifecycle) {
         return new AutoCloseable() {
             @Override
             public void close() {
@@ -91,9 +116,9 @@ public class SpringChildMain {
     @RestController
     static class Chat {
         private final AgentGateway gateway;
-        private final JdbcMemoryProvider store;
+        private final dev.memlife.MemoryProvider store;
 
-        Chat(AgentGateway gateway, JdbcMemoryProvider store) {
+        Chat(AgentGateway gateway, dev.memlife.MemoryProvider store) {
             this.gateway = gateway;
             this.store = store;
         }
@@ -113,6 +138,23 @@ public class SpringChildMain {
                 boolean accepted = lease.agent().memory().syncAll(user, reply, sid);
                 return accepted ? ResponseEntity.ok("stored " + user)
                         : ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("not accepted " + user);
+            }
+        }
+
+        /**
+         * A turn through the starter's own agent factory (with {@code memlife.spool.dir}, an agent
+         * with a spool), recorded in one call and answered 200 only once it is on disk.
+         */
+        @GetMapping("/durable")
+        ResponseEntity<String> durable(@RequestParam("sid") String sid, @RequestParam("n") int n) {
+            String user = "turn-" + sid + "-" + n;
+            try (AgentLease lease = gateway.acquire(sid)) {
+                if (!lease.agent().recordTurn(user, "reply-" + sid + "-" + n, sid)) {
+                    return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("not accepted " + user);
+                }
+                boolean durable = lease.agent().memory().awaitDurable(java.time.Duration.ofSeconds(10));
+                return durable ? ResponseEntity.ok("durable " + user)
+                        : ResponseEntity.status(HttpStatus.ACCEPTED).body("accepted, not yet durable " + user);
             }
         }
 

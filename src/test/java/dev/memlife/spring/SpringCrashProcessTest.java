@@ -1,0 +1,181 @@
+package dev.memlife.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.memlife.store.JdbcMemoryProvider;
+import dev.memlife.store.StoredTurn;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The gateway's door through the starter keeps the crash promise: a real Spring Boot application
+ * ({@link SpringChildMain}, its agents spooled by {@code memlife.spool.dir}) under concurrent load
+ * from four conversations, each turn answered 200 only once it is on disk. Killed with SIGKILL
+ * mid-load (its store held, so every acknowledged turn is only in the spools) and started again on
+ * the same spool and database, it replays what the crash left before it serves, and every
+ * acknowledged turn is stored exactly once, in its conversation's order. Sent
+ * SIGTERM mid-load instead, it drains, and its shutdown line's write totals are what the database
+ * holds.
+ */
+@Timeout(180)
+class SpringCrashProcessTest {
+
+    private static final int CONVERSATIONS = 4;
+    private static final int ACKED_BEFORE_THE_END = 80;
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final Pattern TURN = Pattern.compile("turn-(c\\d+)-(\\d+)");
+
+    @TempDir
+    Path dir;
+
+    /** What the clients saw: per conversation, the turns answered 200, in the order they were sent. */
+    private final Map<String, List<Integer>> acked = new ConcurrentHashMap<>();
+    private final AtomicInteger ackedCount = new AtomicInteger();
+    private final AtomicInteger accepted = new AtomicInteger();
+    private final List<String> otherAnswers = new CopyOnWriteArrayList<>();
+
+    @Test
+    void sigkillMidLoadLosesNoAcknowledgedTurnAndTheRestartReplaysItBeforeItServes() throws Exception {
+        Path db = dir.resolve("memory.db");
+        Path spools = dir.resolve("spools");
+        List<Thread> clients;
+        // The first run's store takes no write: every acknowledged turn is only in the spools at the kill.
+        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run("first"), db,
+                "--memlife.spool.dir=" + spools, "--child.hold-store=true")) {
+            clients = load(child);
+            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
+            assertThat(child.awaitLine("STORE_HELD")).isEqualTo("STORE_HELD");
+        } // close(): SIGKILL, mid-load
+        joinAll(clients);
+
+        String restartLog;
+        try (SpringSigtermProcessTest.Child again = SpringSigtermProcessTest.Child.start(run("second"), db,
+                "--memlife.spool.dir=" + spools, "--logging.level.dev.memlife.spring=INFO")) {
+            restartLog = again.stderrQuietly(); // the test logback's appender; the child serves (PORT) by now
+            again.sigterm();
+            again.awaitExit(WAIT);
+        }
+        Matcher recovered = Pattern.compile("memlife: recovered \\d+ spools a crash left in \\S+: (\\d+) writes replayed")
+                .matcher(restartLog);
+        assertThat(recovered.find()).as("the restart replayed the crashed run's spools before it served: %s", restartLog)
+                .isTrue();
+        assertThat(Long.parseLong(recovered.group(1))).as("writes replayed: at least every acknowledged one")
+                .isGreaterThanOrEqualTo(ackedCount.get());
+        assertEveryAcknowledgedTurnStoredOnceInOrder(db);
+    }
+
+    @Test
+    void sigtermMidLoadDrainsAndTheShutdownTotalsAreWhatTheDatabaseHolds() throws Exception {
+        Path db = dir.resolve("memory.db");
+        List<String> stdout;
+        List<Thread> clients;
+        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run("only"), db,
+                "--memlife.spool.dir=" + dir.resolve("spools"))) {
+            clients = load(child);
+            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
+            child.sigterm();
+            joinAll(clients); // each stops at its first refusal
+            child.awaitExit(WAIT);
+            stdout = child.lines();
+        }
+        int stored = assertEveryAcknowledgedTurnStoredOnceInOrder(db);
+
+        String drained = stdout.stream().filter(l -> l.startsWith("DRAINED ")).findFirst().orElseThrow();
+        long acceptedInLog = figure(drained, "accepted");
+        assertThat(acceptedInLog).as("accepted in the shutdown report: every turn answered 200 or 202")
+                .isEqualTo(accepted.get());
+        assertThat(figure(drained, "delivered")).as("delivered: %s", drained).isEqualTo(acceptedInLog);
+        assertThat(figure(drained, "failed") + figure(drained, "abandoned")).isZero();
+        assertThat(stored).as("rows in the database").isEqualTo(acceptedInLog);
+    }
+
+    /** Four conversations, each sending its turns one after the other until the child refuses or dies. */
+    private List<Thread> load(SpringSigtermProcessTest.Child child) {
+        List<Thread> clients = new ArrayList<>();
+        for (int c = 0; c < CONVERSATIONS; c++) {
+            String sid = "c" + c;
+            acked.put(sid, new CopyOnWriteArrayList<>());
+            Thread t = new Thread(() -> {
+                for (int n = 1; ; n++) {
+                    String answer;
+                    try {
+                        answer = child.get("/durable?sid=" + sid + "&n=" + n);
+                    } catch (IOException e) {
+                        return; // killed, or no longer taking connections
+                    }
+                    if (answer.startsWith("200 ")) {
+                        acked.get(sid).add(n);
+                        ackedCount.incrementAndGet();
+                        accepted.incrementAndGet();
+                    } else if (answer.startsWith("202 ")) {
+                        accepted.incrementAndGet(); // accepted, but not on disk within its wait
+                        otherAnswers.add(answer);
+                    } else {
+                        otherAnswers.add(answer); // refused: the child is stopping
+                        return;
+                    }
+                }
+            }, "client-" + sid);
+            t.start();
+            clients.add(t);
+        }
+        return clients;
+    }
+
+    /** {@return how many turns the database holds}, after checking them against what the clients saw. */
+    private int assertEveryAcknowledgedTurnStoredOnceInOrder(Path db) {
+        int rows = 0;
+        try (JdbcMemoryProvider readBack = JdbcMemoryProvider.sqlite(db)) {
+            for (Map.Entry<String, List<Integer>> conversation : acked.entrySet()) {
+                String sid = conversation.getKey();
+                List<StoredTurn> turns = readBack.turns(sid);
+                List<Integer> stored = new ArrayList<>();
+                for (StoredTurn t : turns) {
+                    Matcher m = TURN.matcher(t.userContent());
+                    assertThat(m.matches()).as("a turn of this test: %s", t.userContent()).isTrue();
+                    assertThat(m.group(1)).isEqualTo(sid);
+                    stored.add(Integer.parseInt(m.group(2)));
+                }
+                assertThat(turns).extracting(StoredTurn::writeId).as("%s: stored once each", sid).doesNotHaveDuplicates();
+                assertThat(stored).as("%s: in the order it was sent", sid).isSorted().doesNotHaveDuplicates();
+                assertThat(stored).as("%s: every turn answered 200 (others: %s)", sid, otherAnswers)
+                        .containsAll(conversation.getValue());
+                rows += turns.size();
+            }
+            assertThat(readBack.countTurns()).as("nothing but these conversations' turns").isEqualTo(rows);
+        }
+        return rows;
+    }
+
+    private Path run(String name) throws IOException {
+        return Files.createDirectories(dir.resolve(name));
+    }
+
+    private static void joinAll(List<Thread> threads) throws InterruptedException {
+        for (Thread t : threads) {
+            t.join(WAIT.toMillis());
+            assertThat(t.isAlive()).as("%s still running", t.getName()).isFalse();
+        }
+    }
+
+    /** A count from the drain report's write figures ({@code WriteFigures[accepted=12, delivered=12, ...]}). */
+    private static long figure(String drained, String name) {
+        Matcher m = Pattern.compile("WriteFigures\\[.*?\\b" + name + "=(\\d+)").matcher(drained);
+        assertThat(m.find()).as("%s in %s", name, drained).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+}
