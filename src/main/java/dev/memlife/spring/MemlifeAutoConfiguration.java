@@ -6,16 +6,18 @@ import dev.memlife.agent.AgentMemory;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.micrometer.MemlifeMetrics;
 import dev.memlife.micrometer.WriteBehindMetrics;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.spool.SpoolDirectory;
 import dev.memlife.store.JdbcMemoryProvider;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -28,8 +30,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.SmartLifecycle;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -55,7 +55,12 @@ import org.springframework.util.ClassUtils;
  *       support is on the class path (Boot 3's actuator or Boot 4's spring-boot-health), unless
  *       {@code management.health.memlife.enabled=false};
  *   <li>{@code memlifeMetrics}, the gateway's {@link MemlifeMetrics}, when Micrometer is on the
- *       class path: Boot binds it to its meter registry.
+ *       class path: Boot binds it to its meter registry;
+ *   <li>{@code memlifeWriteBehindMetrics}, the {@link WriteBehindMetrics} of every write-behind
+ *       chat memory bean, when Micrometer is on the class path;
+ *   <li>{@code memlifeSpools}, the agents' {@link SpoolDirectory}, when {@code memlife.spool.dir} is
+ *       set;
+ *   <li>{@code memlifeWiringLog}, the one line at start-up that says what memlife wired.
  * </ul>
  *
  * <p>The agent side (the store, the gateway, the tracker, the spools, the lifecycle, health and
@@ -108,7 +113,7 @@ public class MemlifeAutoConfiguration {
      * manager per session, named by it, that uses every {@link MemoryProvider} bean of the
      * application (the shared store by default; the beans stay Spring's to close).
      *
-     * With {@code memlife.spool.dir} set, each agent also gets a spool of its own there, so what it
+     * <p>With {@code memlife.spool.dir} set, each agent also gets a spool of its own there, so what it
      * accepted survives a crash.
      *
      * @param properties memlife's settings
@@ -146,7 +151,6 @@ public class MemlifeAutoConfiguration {
      * @param properties memlife's settings
      * @param providers where the recovered writes go
      * @return the spool directory
-     * @throws IllegalStateException if a spool holds writes but the application has no memory provider
      */
     @Bean
     @Conditional(MemlifeCoreWanted.class)
