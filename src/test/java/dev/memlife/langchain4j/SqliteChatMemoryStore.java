@@ -21,13 +21,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * delete deletes the row. Memory ids are stored as their {@code toString()}. One connection, one
  * call at a time.
  */
-final class SqliteChatMemoryStore implements ChatMemoryStore, AutoCloseable {
+public final class SqliteChatMemoryStore implements ChatMemoryStore, AutoCloseable {
 
     private final Connection connection;
     private final AtomicInteger updates = new AtomicInteger();
     private final AtomicInteger deletes = new AtomicInteger();
 
-    SqliteChatMemoryStore(Path file) throws SQLException {
+    public SqliteChatMemoryStore(Path file) throws SQLException {
         connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
         try (Statement s = connection.createStatement()) {
             s.execute("PRAGMA journal_mode=WAL");

@@ -4,6 +4,8 @@ import dev.memlife.MemoryManager;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
+import dev.memlife.langchain4j.SqliteChatMemoryStore;
+import dev.memlife.langchain4j.WriteBehindChatMemoryStore;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -49,7 +51,7 @@ import org.sqlite.SQLiteDataSource;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(SpringChildMain.Chat.class)
+@Import({SpringChildMain.Chat.class, SpringChildMain.LangChain4jChat.class})
 public class SpringChildMain {
 
     static final CountDownLatch RELEASE = new CountDownLatch(1);
@@ -104,13 +106,44 @@ public class SpringChildMain {
 
     /** Prints the drain's report when the context closes its beans, after every lifecycle stopped. */
     @Bean
-    Object drainReporter(MemlifeLifecycle lifecycle) {
+    Object drainReporter(org.springframework.beans.factory.ObjectProvider<MemlifeLifecycle> lifecycle) {
         return new AutoCloseable() {
             @Override
             public void close() {
-                out("DRAINED " + lifecycle.report().map(Object::toString).orElse("none"));
+                MemlifeLifecycle l = lifecycle.getIfAvailable();
+                out("DRAINED " + (l == null ? "none" : l.report().map(Object::toString).orElse("none")));
             }
         };
+    }
+
+    /**
+     * With {@code --child.l4j-file=F}: LangChain4j's door, a {@link WriteBehindChatMemoryStore} bean
+     * over a plain JDBC store on the SQLite file {@code F}; the context's close drains it.
+     */
+    @Bean
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "child.l4j-file")
+    WriteBehindChatMemoryStore chatStore(org.springframework.core.env.Environment environment) throws Exception {
+        return WriteBehindChatMemoryStore.over(new SqliteChatMemoryStore(
+                java.nio.file.Path.of(environment.getRequiredProperty("child.l4j-file"))));
+    }
+
+    /** {@code GET /l4j?cid=C&n=N}: appends message {@code turn-C-N} to conversation C's chat memory, behind. */
+    @RestController
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "child.l4j-file")
+    static class LangChain4jChat {
+        private final WriteBehindChatMemoryStore store;
+
+        LangChain4jChat(WriteBehindChatMemoryStore store) {
+            this.store = store;
+        }
+
+        @GetMapping("/l4j")
+        ResponseEntity<String> add(@RequestParam("cid") String cid, @RequestParam("n") int n) {
+            java.util.List<dev.langchain4j.data.message.ChatMessage> state = new java.util.ArrayList<>(store.getMessages(cid));
+            state.add(dev.langchain4j.data.message.UserMessage.from("turn-" + cid + "-" + n));
+            store.updateMessages(cid, state);
+            return ResponseEntity.ok("saved behind " + n);
+        }
     }
 
     @RestController

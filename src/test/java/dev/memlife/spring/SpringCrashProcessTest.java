@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the same spool and database, it replays what the crash left before it serves, and every
  * acknowledged turn is stored exactly once, in its conversation's order. Sent
  * SIGTERM mid-load instead, it drains, and its shutdown line's write totals are what the database
- * holds.
+ * holds. Through LangChain4j's write-behind store, SIGTERM mid-load writes every acknowledged
+ * message.
  */
 @Timeout(180)
 class SpringCrashProcessTest {
@@ -103,8 +104,51 @@ class SpringCrashProcessTest {
         assertThat(stored).as("rows in the database").isEqualTo(acceptedInLog);
     }
 
-    /** Four conversations, each sending its turns one after the other until the child refuses or dies. */
+    /**
+     * LangChain4j's door at SIGTERM: a {@code WriteBehindChatMemoryStore} bean over a JDBC store,
+     * four conversations adding messages under load; after SIGTERM mid-load the store behind holds,
+     * for each conversation, every message it answered 200 for, in order, each once; and the
+     * write-behind store's close logged that it left nothing unwritten.
+     */
+    @Test
+    void sigtermMidLoadThroughTheLangChain4jStoreWritesEveryAcknowledgedMessage() throws Exception {
+        Path chats = dir.resolve("chats.db");
+        Path run = run("l4j");
+        List<Thread> clients;
+        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run, dir.resolve("memory.db"),
+                "--child.l4j-file=" + chats, "--memlife.gateway.enabled=true", "--logging.level.dev.memlife=INFO")) {
+            clients = load(child, "/l4j?cid=");
+            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
+            child.sigterm();
+            joinAll(clients);
+            child.awaitExit(WAIT);
+            assertThat(child.stderrQuietly()).as("the write-behind store's close")
+                    .contains("write-behind chat memory store 'chat-memory': stopped in", "nothing left unwritten");
+        }
+        try (dev.memlife.langchain4j.SqliteChatMemoryStore behind = new dev.memlife.langchain4j.SqliteChatMemoryStore(chats)) {
+            for (Map.Entry<String, List<Integer>> conversation : acked.entrySet()) {
+                String cid = conversation.getKey();
+                List<String> messages = behind.getMessages(cid).stream()
+                        .map(m -> ((dev.langchain4j.data.message.UserMessage) m).singleText()).toList();
+                List<String> expected = new ArrayList<>();
+                for (int n = 1; n <= messages.size(); n++) {
+                    expected.add("turn-" + cid + "-" + n);
+                }
+                assertThat(messages).as("%s: its messages, once each, in order", cid).isEqualTo(expected);
+                int lastAcked = conversation.getValue().isEmpty() ? 0
+                        : conversation.getValue().get(conversation.getValue().size() - 1);
+                assertThat(messages.size()).as("%s: every message answered 200 (others: %s)", cid, otherAnswers)
+                        .isGreaterThanOrEqualTo(lastAcked);
+            }
+        }
+    }
+
     private List<Thread> load(SpringSigtermProcessTest.Child child) {
+        return load(child, "/durable?sid=");
+    }
+
+    /** Four conversations, each sending its turns one after the other until the child refuses or dies. */
+    private List<Thread> load(SpringSigtermProcessTest.Child child, String path) {
         List<Thread> clients = new ArrayList<>();
         for (int c = 0; c < CONVERSATIONS; c++) {
             String sid = "c" + c;
@@ -113,7 +157,7 @@ class SpringCrashProcessTest {
                 for (int n = 1; ; n++) {
                     String answer;
                     try {
-                        answer = child.get("/durable?sid=" + sid + "&n=" + n);
+                        answer = child.get(path + sid + "&n=" + n);
                     } catch (IOException e) {
                         return; // killed, or no longer taking connections
                     }
