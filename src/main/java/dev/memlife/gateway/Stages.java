@@ -1,6 +1,7 @@
 package dev.memlife.gateway;
 
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -21,7 +22,7 @@ final class Stages {
         }
         try {
             return "done: " + now.join();
-        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+        } catch (CompletionException | CancellationException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             return "failed: " + cause;
         }
