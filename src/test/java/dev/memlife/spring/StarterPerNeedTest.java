@@ -140,6 +140,21 @@ class StarterPerNeedTest {
     }
 
     @Test
+    void theIdeKnowsEveryNewPropertyWithWhatItDoes() throws Exception {
+        String metadata;
+        try (java.io.InputStream in = getClass().getClassLoader()
+                .getResourceAsStream("META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).as("the configuration processor's metadata").isNotNull();
+            metadata = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        for (String property : List.of("memlife.gateway.enabled", "memlife.spool.dir", "memlife.spool.max-bytes",
+                "memlife.spool.segment-bytes", "memlife.spool.recovery-timeout")) {
+            assertThat(metadata).as(property).containsPattern(
+                    "\"name\": \"" + java.util.regex.Pattern.quote(property) + "\",\\s*\"type\": \"[^\"]+\",\\s*\"description\": \"\\w");
+        }
+    }
+
+    @Test
     void memlifeGatewayEnabledDecidesWhenSet() throws Exception {
         runner.withBean(DataSource.class, this::sqlite)
                 .withBean("chatStore", WriteBehindChatMemoryStore.class,
