@@ -1,7 +1,10 @@
 package dev.memlife;
 
 import dev.memlife.internal.Checks;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The settings every builder of a write-behind chat memory shares, written and checked once: its
@@ -25,6 +28,8 @@ public abstract class WriteBehindBuilder<B extends WriteBehindBuilder<B>> extend
     private String name = DEFAULT_NAME;
     private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
     private Duration writerKeepAlive = DEFAULT_WRITER_KEEP_ALIVE;
+    private Path spool;
+    private boolean durable;
 
     /** For memlife's write-behind builders. */
     protected WriteBehindBuilder() {}
@@ -62,6 +67,46 @@ public abstract class WriteBehindBuilder<B extends WriteBehindBuilder<B>> extend
     public final B writerKeepAlive(Duration writerKeepAlive) {
         this.writerKeepAlive = Checks.nonNegative(writerKeepAlive, "writerKeepAlive");
         return self();
+    }
+
+    /**
+     * Keeps every state handed over in a spool in {@code dir} before the call that handed it over
+     * returns, so a crash (kill -9, an OOM kill) loses none of them: the next decorator built on the
+     * same directory replays each conversation's last state before anything reads it, and writes it
+     * to the backend. Off by default: without a spool a crash loses the states not yet written.
+     * Coalescing bounds the spool to about one state per conversation waiting. One decorator per
+     * directory (it is locked while in use). Ids are kept as the framework's ids: a LangChain4j
+     * memory id must be a {@code String}, {@code Integer}, {@code Long} or {@code UUID}.
+     *
+     * @param dir the spool's directory, created if missing
+     * @return this builder
+     */
+    public final B spool(Path dir) {
+        this.spool = Objects.requireNonNull(dir, "dir");
+        return self();
+    }
+
+    /**
+     * With a {@linkplain #spool spool}, whether each save and delete is also forced to disk before
+     * its call returns, so power loss loses none either; default false (a crash of the process
+     * loses nothing, power loss may lose the last states). Each call then waits for the disk.
+     *
+     * @param durable true to force every state to disk before its call returns
+     * @return this builder
+     */
+    public final B durable(boolean durable) {
+        this.durable = durable;
+        return self();
+    }
+
+    /** {@return the spool's directory set, if any} */
+    public final Optional<Path> spool() {
+        return Optional.ofNullable(spool);
+    }
+
+    /** {@return whether every state is forced to disk before its call returns} */
+    public final boolean durable() {
+        return durable;
     }
 
     /** {@return the name set, or {@value #DEFAULT_NAME}} */

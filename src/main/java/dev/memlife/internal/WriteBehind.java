@@ -125,17 +125,31 @@ public final class WriteBehind<K, M> {
      * @param words how logs, errors and {@code toString} word the decorator
      * @param target the backend, as {@code toString} shows it
      * @param sink the backend's calls
+     * @param codec how ids and states are kept in a spool, when the settings ask for one
+     * @throws IllegalStateException if {@code durable} is set without a spool, or the spool's
+     *     directory is in use
+     * @throws java.io.UncheckedIOException if the spool cannot be opened or read
      */
-    public WriteBehind(WriteBehindBuilder<?> settings, Words words, Object target, Sink<K, M> sink) {
+    public WriteBehind(WriteBehindBuilder<?> settings, Words words, Object target, Sink<K, M> sink,
+            StateJournal.Codec<K, M> codec) {
         requireNonNull(settings, "settings");
         this.name = settings.name();
         this.words = requireNonNull(words, "words");
         this.component = words.noun() + " '" + name + "'";
         this.target = requireNonNull(target, "target");
         this.sink = requireNonNull(sink, "sink");
+        requireNonNull(codec, "codec");
         this.closeTimeout = settings.closeTimeout();
         this.log = LoggerFactory.getLogger(words.owner());
-        this.queue = new WriteBehindQueue<>(sink, name, component, words, settings, log);
+        if (settings.durable() && settings.spool().isEmpty()) {
+            throw new IllegalStateException(component + ": durable(true) needs a spool: set spool(dir) too");
+        }
+        StateJournal<K, M> journal = settings.spool().map(dir -> StateJournal.open(dir, codec, settings.durable()))
+                .orElse(null);
+        this.queue = new WriteBehindQueue<>(sink, name, component, words, settings, log, journal);
+        if (journal != null) {
+            queue.replay(journal.replayed()); // before anything can read: reads see the last acknowledged states
+        }
     }
 
     /** {@return the decorator's name, as its thread, logs and errors use it} */

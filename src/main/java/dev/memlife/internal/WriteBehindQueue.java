@@ -86,6 +86,8 @@ final class WriteBehindQueue<K, M> {
     private long inFlightSince;
     /** Writes the sink failed since it last took one: how long it has kept failing. */
     private long failingWrites;
+    /** The spool, or null; appended to and emptied under the lock. */
+    private final StateJournal<K, M> journal;
     /** Handovers so far: the sequence number of the last one. */
     private long handovers;
     private Thread writer;
@@ -131,9 +133,11 @@ final class WriteBehindQueue<K, M> {
      * @param settings the writer's threads, keep-alive (real clock) and the ticker of flush's and
      *     shutdown's deadlines
      * @param log the front's logger
+     * @param journal the spool every handover is appended to before it is taken; null for none
      */
     WriteBehindQueue(WriteBehind.Sink<K, M> sink, String name, String component, WriteBehind.Words words,
-            WriteBehindBuilder<?> settings, Logger log) {
+            WriteBehindBuilder<?> settings, Logger log, StateJournal<K, M> journal) {
+        this.journal = journal;
         this.sink = sink;
         this.name = name;
         this.component = component;
@@ -200,28 +204,77 @@ final class WriteBehindQueue<K, M> {
                             + operation + " of " + words.id() + " " + id + " was not taken", refused);
                 }
             }
-            long seq = ++handovers;
-            if (state == null) {
-                deletes++;
-            } else {
-                saves++;
+            if (journal != null) {
+                try {
+                    journal.append(id, state, this::liveStates); // before it is taken: it survives a crash
+                } catch (RuntimeException e) {
+                    rejected++;
+                    throw e;
+                }
             }
-            Pending<K, M> p = pending.computeIfAbsent(id, Pending::new);
-            if (p.oldest != 0) {
-                coalesced++; // the state it replaces was never written, and never will be
-            } else {
-                p.oldest = seq;
-                p.oldestSince = ticker.read();
+            take(id, state);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Queues what an earlier run left in the spool, before anything can read: each id's last state
+     * (or deletion) waits as if just handed over, and is written like any other.
+     */
+    void replay(List<StateJournal.Entry<K, M>> entries) {
+        if (entries.isEmpty()) {
+            return;
+        }
+        lock.lock();
+        try {
+            for (StateJournal.Entry<K, M> e : entries) {
+                take(e.id(), e.state());
             }
-            p.state = state;
-            p.failure = null;
-            if (!p.queued) {
-                p.queued = true;
-                queue.addLast(p);
+            if (writer == null) {
+                Throwable refused = startWriter();
+                if (refused != null) {
+                    log.warn("{}: no writer thread could be started for the {} states replayed from the spool; "
+                            + "they are written with the next {}, a flush or the shutdown", component, entries.size(),
+                            words.save(), refused);
+                }
             }
             changed.signalAll();
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** What still waits, as the spool keeps it: each pending id's latest state. Under the lock. */
+    private List<StateJournal.Entry<K, M>> liveStates() {
+        List<StateJournal.Entry<K, M>> live = new ArrayList<>(pending.size());
+        for (Pending<K, M> p : pending.values()) {
+            live.add(new StateJournal.Entry<>(p.id, p.state));
+        }
+        return live;
+    }
+
+    /** Takes one handover into the queue. Under the lock. */
+    private void take(K id, List<M> state) {
+        long seq = ++handovers;
+        if (state == null) {
+            deletes++;
+        } else {
+            saves++;
+        }
+        Pending<K, M> p = pending.computeIfAbsent(id, Pending::new);
+        if (p.oldest != 0) {
+            coalesced++; // the state it replaces was never written, and never will be
+        } else {
+            p.oldest = seq;
+            p.oldestSince = ticker.read();
+        }
+        p.state = state;
+        p.failure = null;
+        if (!p.queued) {
+            p.queued = true;
+            queue.addLast(p);
         }
     }
 
@@ -319,6 +372,12 @@ final class WriteBehindQueue<K, M> {
             state = State.CLOSED;
             changed.signalAll();
             outcome = outcome(deadline, closedHere);
+            if (closedHere && journal != null) {
+                if (outcome.report().complete()) {
+                    clearJournal();
+                } // else it keeps what was not written, for the next start
+                journal.close();
+            }
         } finally {
             lock.unlock();
         }
@@ -326,6 +385,16 @@ final class WriteBehindQueue<K, M> {
             Thread.currentThread().interrupt();
         }
         return outcome;
+    }
+
+    /** Empties the spool, everything in it being in the sink; a failure is logged (it only replays more). Under the lock. */
+    private void clearJournal() {
+        try {
+            journal.clear();
+        } catch (RuntimeException e) {
+            log.warn("{}: could not empty its spool ({}); what it holds is written again at the next start", component,
+                    e.toString());
+        }
     }
 
     /** The outcome of a shutdown ending now. Under the lock. */
@@ -454,6 +523,9 @@ final class WriteBehindQueue<K, M> {
                 pending.remove(p.id);
                 if (state != State.OPEN) {
                     writtenWhileDraining.add(p.id);
+                }
+                if (journal != null && pending.isEmpty() && state != State.CLOSED) {
+                    clearJournal(); // every state handed over is in the sink
                 }
             }
             if (state == State.CLOSED) {

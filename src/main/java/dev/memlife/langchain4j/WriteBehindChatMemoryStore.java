@@ -83,7 +83,7 @@ public final class WriteBehindChatMemoryStore
     private WriteBehindChatMemoryStore(Builder b) {
         ChatMemoryStore store = b.store;
         this.engine = new WriteBehind<>(b, WORDS, store,
-                WriteBehind.Sink.of(store::getMessages, store::updateMessages, store::deleteMessages));
+                WriteBehind.Sink.of(store::getMessages, store::updateMessages, store::deleteMessages), SpoolCodec.INSTANCE);
     }
 
     /**

@@ -91,7 +91,7 @@ public final class WriteBehindChatMemoryRepository
     private WriteBehindChatMemoryRepository(Builder b) {
         this.repository = b.repository;
         this.engine = new WriteBehind<>(b, WORDS, repository, WriteBehind.Sink.of(repository::findByConversationId,
-                repository::saveAll, repository::deleteByConversationId));
+                repository::saveAll, repository::deleteByConversationId), SpoolCodec.INSTANCE);
     }
 
     /**

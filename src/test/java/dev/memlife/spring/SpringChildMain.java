@@ -123,8 +123,44 @@ public class SpringChildMain {
     @Bean
     @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "child.l4j-file")
     WriteBehindChatMemoryStore chatStore(org.springframework.core.env.Environment environment) throws Exception {
-        return WriteBehindChatMemoryStore.over(new SqliteChatMemoryStore(
-                java.nio.file.Path.of(environment.getRequiredProperty("child.l4j-file"))));
+        dev.langchain4j.store.memory.chat.ChatMemoryStore behind = new SqliteChatMemoryStore(
+                java.nio.file.Path.of(environment.getRequiredProperty("child.l4j-file")));
+        if (environment.getProperty("child.l4j-held", Boolean.class, false)) {
+            behind = new HeldChatMemoryStore(behind);
+        }
+        WriteBehindChatMemoryStore.Builder builder = WriteBehindChatMemoryStore.builder(behind);
+        String spool = environment.getProperty("child.l4j-spool");
+        if (spool != null) {
+            builder.spool(java.nio.file.Path.of(spool)).durable(true);
+        }
+        return builder.build();
+    }
+
+    /** A LangChain4j store that takes no update: it parks every one until the process dies. */
+    static final class HeldChatMemoryStore implements dev.langchain4j.store.memory.chat.ChatMemoryStore {
+        private final dev.langchain4j.store.memory.chat.ChatMemoryStore delegate;
+
+        HeldChatMemoryStore(dev.langchain4j.store.memory.chat.ChatMemoryStore delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public java.util.List<dev.langchain4j.data.message.ChatMessage> getMessages(Object memoryId) {
+            return delegate.getMessages(memoryId);
+        }
+
+        @Override
+        public void updateMessages(Object memoryId, java.util.List<dev.langchain4j.data.message.ChatMessage> messages) {
+            out("STORE_HELD");
+            for (;;) {
+                java.util.concurrent.locks.LockSupport.park(); // until the kill
+            }
+        }
+
+        @Override
+        public void deleteMessages(Object memoryId) {
+            updateMessages(memoryId, java.util.List.of());
+        }
     }
 
     /** {@code GET /l4j?cid=C&n=N}: appends message {@code turn-C-N} to conversation C's chat memory, behind. */

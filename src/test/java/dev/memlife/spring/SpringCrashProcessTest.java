@@ -125,6 +125,42 @@ class SpringCrashProcessTest {
             assertThat(child.stderrQuietly()).as("the write-behind store's close")
                     .contains("write-behind chat memory store 'chat-memory': stopped in", "nothing left unwritten");
         }
+        assertEveryAcknowledgedMessageWrittenOnceInOrder(chats);
+    }
+
+    /**
+     * LangChain4j's door at SIGKILL: the write-behind store with a durable spool, its store behind
+     * held so that no acknowledged state reached it; killed mid-load and started again on the same
+     * spool and file, it writes every conversation's last acknowledged state, whole and in order.
+     */
+    @Test
+    void sigkillMidLoadThroughTheLangChain4jStoreWithASpoolLosesNoAcknowledgedMessage() throws Exception {
+        Path chats = dir.resolve("chats.db");
+        Path spool = dir.resolve("chat-spool");
+        List<Thread> clients;
+        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run("l4j-first"),
+                dir.resolve("memory.db"), "--child.l4j-file=" + chats, "--child.l4j-spool=" + spool,
+                "--child.l4j-held=true", "--memlife.gateway.enabled=true")) {
+            clients = load(child, "/l4j?cid=");
+            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
+            assertThat(child.awaitLine("STORE_HELD")).isEqualTo("STORE_HELD");
+        } // close(): SIGKILL, mid-load
+        joinAll(clients);
+        try (dev.memlife.langchain4j.SqliteChatMemoryStore behind = new dev.memlife.langchain4j.SqliteChatMemoryStore(chats)) {
+            for (String cid : acked.keySet()) {
+                assertThat(behind.getMessages(cid)).as("%s: nothing reached the held store", cid).isEmpty();
+            }
+        }
+        try (SpringSigtermProcessTest.Child again = SpringSigtermProcessTest.Child.start(run("l4j-second"),
+                dir.resolve("memory.db"), "--child.l4j-file=" + chats, "--child.l4j-spool=" + spool,
+                "--memlife.gateway.enabled=true")) {
+            again.sigterm(); // the replayed states are written by the store's close at the latest
+            again.awaitExit(WAIT);
+        }
+        assertEveryAcknowledgedMessageWrittenOnceInOrder(chats);
+    }
+
+    private void assertEveryAcknowledgedMessageWrittenOnceInOrder(Path chats) throws Exception {
         try (dev.memlife.langchain4j.SqliteChatMemoryStore behind = new dev.memlife.langchain4j.SqliteChatMemoryStore(chats)) {
             for (Map.Entry<String, List<Integer>> conversation : acked.entrySet()) {
                 String cid = conversation.getKey();
