@@ -7,7 +7,6 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -138,12 +137,7 @@ public final class StateJournal<K, M> implements AutoCloseable {
         try {
             Files.createDirectories(dir);
             lockChannel = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock;
-            try {
-                lock = lockChannel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null;
-            }
+            FileLock lock = FileLocks.tryLock(lockChannel);
             if (lock == null) {
                 lockChannel.close();
                 throw new IllegalStateException("write-behind spool " + dir + " is in use by another process or "

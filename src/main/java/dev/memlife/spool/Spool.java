@@ -6,12 +6,12 @@ import static java.util.Objects.requireNonNull;
 
 import dev.memlife.DurableLog;
 import dev.memlife.SpoolFigures;
+import dev.memlife.internal.FileLocks;
 import dev.memlife.internal.WriteAheadLogs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -240,12 +240,7 @@ public final class Spool implements DurableLog {
             try {
                 lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE,
                         StandardOpenOption.WRITE);
-                FileLock lock;
-                try {
-                    lock = lockChannel.tryLock();
-                } catch (OverlappingFileLockException e) {
-                    lock = null;
-                }
+                FileLock lock = FileLocks.tryLock(lockChannel);
                 if (lock == null) {
                     throw new IllegalStateException("spool " + dir + " is in use by another manager or process (its "
                             + LOCK_FILE + " is locked); a spool serves one manager at a time");
