@@ -6,6 +6,8 @@ import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
 import dev.memlife.langchain4j.SqliteChatMemoryStore;
 import dev.memlife.langchain4j.WriteBehindChatMemoryStore;
+import dev.memlife.springai.SqliteChatMemoryRepository;
+import dev.memlife.springai.WriteBehindChatMemoryRepository;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -51,7 +53,7 @@ import org.sqlite.SQLiteDataSource;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import({SpringChildMain.Chat.class, SpringChildMain.LangChain4jChat.class})
+@Import({SpringChildMain.Chat.class, SpringChildMain.LangChain4jChat.class, SpringChildMain.SpringAiChat.class})
 public class SpringChildMain {
 
     static final CountDownLatch RELEASE = new CountDownLatch(1);
@@ -134,6 +136,72 @@ public class SpringChildMain {
             builder.spool(java.nio.file.Path.of(spool)).durable(true);
         }
         return builder.build();
+    }
+
+    /**
+     * With {@code --child.sai-file=F}: Spring AI's door, a {@link WriteBehindChatMemoryRepository}
+     * bean over a plain JDBC repository on the SQLite file {@code F}; with {@code
+     * --child.sai-spool=D}, a durable spool in {@code D}; with {@code --child.sai-held=true}, the
+     * repository behind takes no save.
+     */
+    @Bean
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "child.sai-file")
+    WriteBehindChatMemoryRepository chatRepository(org.springframework.core.env.Environment environment) throws Exception {
+        SqliteChatMemoryRepository sqlite = new SqliteChatMemoryRepository(
+                java.nio.file.Path.of(environment.getRequiredProperty("child.sai-file")));
+        org.springframework.ai.chat.memory.ChatMemoryRepository behind = sqlite;
+        if (environment.getProperty("child.sai-held", Boolean.class, false)) {
+            behind = new org.springframework.ai.chat.memory.ChatMemoryRepository() {
+                @Override
+                public java.util.List<String> findConversationIds() {
+                    return sqlite.findConversationIds();
+                }
+
+                @Override
+                public java.util.List<org.springframework.ai.chat.messages.Message> findByConversationId(String id) {
+                    return sqlite.findByConversationId(id);
+                }
+
+                @Override
+                public void saveAll(String id, java.util.List<org.springframework.ai.chat.messages.Message> messages) {
+                    out("STORE_HELD");
+                    for (;;) {
+                        java.util.concurrent.locks.LockSupport.park(); // until the kill
+                    }
+                }
+
+                @Override
+                public void deleteByConversationId(String id) {
+                    saveAll(id, java.util.List.of());
+                }
+            };
+        }
+        WriteBehindChatMemoryRepository.Builder builder = WriteBehindChatMemoryRepository.builder(behind);
+        String spool = environment.getProperty("child.sai-spool");
+        if (spool != null) {
+            builder.spool(java.nio.file.Path.of(spool)).durable(true);
+        }
+        return builder.build();
+    }
+
+    /** {@code GET /sai?cid=C&n=N}: appends message {@code turn-C-N} to conversation C, behind. */
+    @RestController
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "child.sai-file")
+    static class SpringAiChat {
+        private final WriteBehindChatMemoryRepository repository;
+
+        SpringAiChat(WriteBehindChatMemoryRepository repository) {
+            this.repository = repository;
+        }
+
+        @GetMapping("/sai")
+        ResponseEntity<String> add(@RequestParam("cid") String cid, @RequestParam("n") int n) {
+            java.util.List<org.springframework.ai.chat.messages.Message> state =
+                    new java.util.ArrayList<>(repository.findByConversationId(cid));
+            state.add(new org.springframework.ai.chat.messages.UserMessage("turn-" + cid + "-" + n));
+            repository.saveAll(cid, state);
+            return ResponseEntity.ok("saved behind " + n);
+        }
     }
 
     /** A LangChain4j store that takes no update: it parks every one until the process dies. */

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -162,20 +163,60 @@ class SpringCrashProcessTest {
 
     private void assertEveryAcknowledgedMessageWrittenOnceInOrder(Path chats) throws Exception {
         try (dev.memlife.langchain4j.SqliteChatMemoryStore behind = new dev.memlife.langchain4j.SqliteChatMemoryStore(chats)) {
-            for (Map.Entry<String, List<Integer>> conversation : acked.entrySet()) {
-                String cid = conversation.getKey();
-                List<String> messages = behind.getMessages(cid).stream()
-                        .map(m -> ((dev.langchain4j.data.message.UserMessage) m).singleText()).toList();
-                List<String> expected = new ArrayList<>();
-                for (int n = 1; n <= messages.size(); n++) {
-                    expected.add("turn-" + cid + "-" + n);
-                }
-                assertThat(messages).as("%s: its messages, once each, in order", cid).isEqualTo(expected);
-                int lastAcked = conversation.getValue().isEmpty() ? 0
-                        : conversation.getValue().get(conversation.getValue().size() - 1);
-                assertThat(messages.size()).as("%s: every message answered 200 (others: %s)", cid, otherAnswers)
-                        .isGreaterThanOrEqualTo(lastAcked);
+            assertEveryAcknowledgedMessageWrittenOnceInOrder(cid -> behind.getMessages(cid).stream()
+                    .map(m -> ((dev.langchain4j.data.message.UserMessage) m).singleText()).toList());
+        }
+    }
+
+    /**
+     * Spring AI's door at SIGKILL: the write-behind repository with a durable spool, the repository
+     * behind held; killed mid-load and started again on the same spool and file, it writes every
+     * conversation's last acknowledged state. Then the same door at SIGTERM mid-load.
+     */
+    @Test
+    void theSpringAiRepositoryWithASpoolLosesNoAcknowledgedMessageToSigkillOrSigterm() throws Exception {
+        Path chats = dir.resolve("sai.db");
+        Path spool = dir.resolve("sai-spool");
+        List<Thread> clients;
+        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run("sai-first"),
+                dir.resolve("memory.db"), "--child.sai-file=" + chats, "--child.sai-spool=" + spool,
+                "--child.sai-held=true", "--memlife.gateway.enabled=true")) {
+            clients = load(child, "/sai?cid=");
+            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
+            assertThat(child.awaitLine("STORE_HELD")).isEqualTo("STORE_HELD");
+        } // close(): SIGKILL, mid-load
+        joinAll(clients);
+        int ackedBeforeTheKill = ackedCount.get();
+        try (SpringSigtermProcessTest.Child again = SpringSigtermProcessTest.Child.start(run("sai-second"),
+                dir.resolve("memory.db"), "--child.sai-file=" + chats, "--child.sai-spool=" + spool,
+                "--memlife.gateway.enabled=true")) {
+            // four more conversations after the restart, then SIGTERM mid-load
+            clients = load(again, "/sai?cid=", true);
+            await().atMost(WAIT).until(() -> ackedCount.get() >= ackedBeforeTheKill + ACKED_BEFORE_THE_END);
+            again.sigterm();
+            joinAll(clients);
+            again.awaitExit(WAIT);
+        }
+        try (dev.memlife.springai.SqliteChatMemoryRepository behind = new dev.memlife.springai.SqliteChatMemoryRepository(chats)) {
+            assertEveryAcknowledgedMessageWrittenOnceInOrder(cid -> behind.findByConversationId(cid).stream()
+                    .map(org.springframework.ai.chat.messages.Message::getText).toList());
+        }
+    }
+
+    private void assertEveryAcknowledgedMessageWrittenOnceInOrder(
+            Function<String, List<String>> read) {
+        for (Map.Entry<String, List<Integer>> conversation : acked.entrySet()) {
+            String cid = conversation.getKey();
+            List<String> messages = read.apply(cid);
+            List<String> expected = new ArrayList<>();
+            for (int n = 1; n <= messages.size(); n++) {
+                expected.add("turn-" + cid + "-" + n);
             }
+            assertThat(messages).as("%s: its messages, once each, in order", cid).isEqualTo(expected);
+            int lastAcked = conversation.getValue().isEmpty() ? 0
+                    : conversation.getValue().get(conversation.getValue().size() - 1);
+            assertThat(messages.size()).as("%s: every message answered 200 (others: %s)", cid, otherAnswers)
+                    .isGreaterThanOrEqualTo(lastAcked);
         }
     }
 
@@ -185,9 +226,17 @@ class SpringCrashProcessTest {
 
     /** Four conversations, each sending its turns one after the other until the child refuses or dies. */
     private List<Thread> load(SpringSigtermProcessTest.Child child, String path) {
+        return load(child, path, false);
+    }
+
+    /**
+     * @param others whether these are four other conversations (c4 to c7): after a restart, new
+     *     ones, since a turn in flight at the kill may be in the replayed state without its answer
+     */
+    private List<Thread> load(SpringSigtermProcessTest.Child child, String path, boolean others) {
         List<Thread> clients = new ArrayList<>();
         for (int c = 0; c < CONVERSATIONS; c++) {
-            String sid = "c" + c;
+            String sid = "c" + (others ? c + CONVERSATIONS : c);
             acked.put(sid, new CopyOnWriteArrayList<>());
             Thread t = new Thread(() -> {
                 for (int n = 1; ; n++) {
