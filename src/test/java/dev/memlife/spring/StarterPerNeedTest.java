@@ -51,6 +51,14 @@ class StarterPerNeedTest {
         return StarterContexts.sqlite(dir.resolve("app.db"));
     }
 
+    private org.springframework.ai.chat.memory.ChatMemoryRepository sqliteRepository() {
+        try {
+            return new dev.memlife.springai.SqliteChatMemoryRepository(dir.resolve("app.db"));
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private List<String> tables() throws Exception {
         List<String> names = new ArrayList<>();
         try (Connection c = sqlite().getConnection();
@@ -87,6 +95,17 @@ class StarterPerNeedTest {
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(AgentGateway.class)
                         .doesNotHaveBean(JdbcMemoryProvider.class));
         assertThat(tables()).noneMatch(t -> t.startsWith("memlife_"));
+    }
+
+    @Test
+    void anApplicationWithOnlyASpringAiChatMemoryRepositoryGetsNoGatewayAndNoMemlifeTable() throws Exception {
+        runner.withBean(DataSource.class, this::sqlite)
+                .withBean("chatMemoryRepository", org.springframework.ai.chat.memory.ChatMemoryRepository.class,
+                        this::sqliteRepository)
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(AgentGateway.class)
+                        .doesNotHaveBean(JdbcMemoryProvider.class).doesNotHaveBean(SessionCommitTracker.class));
+        assertThat(tables()).as("the repository's own table only").contains("chat_messages")
+                .noneMatch(t -> t.startsWith("memlife_"));
     }
 
     @Test
