@@ -123,10 +123,23 @@ class SpringCrashProcessTest {
             child.sigterm();
             joinAll(clients);
             child.awaitExit(WAIT);
-            assertThat(child.stderrQuietly()).as("the write-behind store's close")
-                    .contains("write-behind chat memory store 'chat-memory': stopped in", "nothing left unwritten");
+            assertCloseSummaryCounts(child.stderrQuietly(), "write-behind chat memory store 'chat-memory'");
         }
         assertEveryAcknowledgedMessageWrittenOnceInOrder(chats);
+    }
+
+    /**
+     * The write-behind close's summary line: nothing left unwritten, and the saves it took are the
+     * requests answered 200 (each one save), so its totals add up to what the clients sent.
+     */
+    private void assertCloseSummaryCounts(String log, String component) {
+        Matcher m = Pattern.compile(Pattern.quote(component)
+                + ": stopped in \\d+ ms of \\d+ ms, nothing left unwritten: \\d+ written at shutdown; (\\d+) saves and "
+                + "(\\d+) deletes taken in all").matcher(log);
+        assertThat(m.find()).as("the close's summary in %s", log).isTrue();
+        assertThat(Integer.parseInt(m.group(1))).as("saves taken: one per request answered 200")
+                .isEqualTo(ackedCount.get());
+        assertThat(Integer.parseInt(m.group(2))).isZero();
     }
 
     /**
@@ -189,13 +202,24 @@ class SpringCrashProcessTest {
         int ackedBeforeTheKill = ackedCount.get();
         try (SpringSigtermProcessTest.Child again = SpringSigtermProcessTest.Child.start(run("sai-second"),
                 dir.resolve("memory.db"), "--child.sai-file=" + chats, "--child.sai-spool=" + spool,
-                "--memlife.gateway.enabled=true")) {
+                "--memlife.gateway.enabled=true", "--logging.level.dev.memlife=INFO")) {
             // four more conversations after the restart, then SIGTERM mid-load
             clients = load(again, "/sai?cid=", true);
             await().atMost(WAIT).until(() -> ackedCount.get() >= ackedBeforeTheKill + ACKED_BEFORE_THE_END);
             again.sigterm();
             joinAll(clients);
             again.awaitExit(WAIT);
+            String log = again.stderrQuietly();
+            Matcher replayed = Pattern.compile("(\\d+) states an earlier run left, replayed before the first read")
+                    .matcher(log);
+            assertThat(replayed.find()).as("the restart replayed the spool: %s", log).isTrue();
+            assertThat(Integer.parseInt(replayed.group(1))).as("one state per conversation").isEqualTo(CONVERSATIONS);
+            int afterRestart = ackedCount.get() - ackedBeforeTheKill;
+            Matcher summary = Pattern.compile("write-behind chat memory repository 'chat-memory': stopped in .*?"
+                    + "nothing left unwritten: \\d+ written at shutdown; (\\d+) saves").matcher(log);
+            assertThat(summary.find()).as("the close's summary in %s", log).isTrue();
+            assertThat(Integer.parseInt(summary.group(1))).as("saves: the %d replayed and one per request answered 200",
+                    CONVERSATIONS).isEqualTo(CONVERSATIONS + afterRestart);
         }
         try (dev.memlife.springai.SqliteChatMemoryRepository behind = new dev.memlife.springai.SqliteChatMemoryRepository(chats)) {
             assertEveryAcknowledgedMessageWrittenOnceInOrder(cid -> behind.findByConversationId(cid).stream()
