@@ -38,6 +38,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class SpoolDirectory {
 
+    /** The file that marks a write-behind chat memory's spool, which is not a manager's to replay. */
+    private static final String WRITE_BEHIND_SPOOL_FILE = "states.log";
+
     private static final Logger LOG = LoggerFactory.getLogger(SpoolDirectory.class);
 
     private final Path root;
@@ -120,6 +123,11 @@ public final class SpoolDirectory {
         }
         List<Recovered> recovered = new ArrayList<>();
         for (Path dir : subdirectories()) {
+            if (Files.exists(dir.resolve(WRITE_BEHIND_SPOOL_FILE))) {
+                LOG.warn("spool directory {}: skipping {}, a write-behind chat memory's spool (give those a directory "
+                        + "outside this one); its own store replays it", root, dir.getFileName());
+                continue;
+            }
             Spool spool;
             try {
                 spool = Spool.builder(dir).maxBytes(settings.maxBytes()).segmentBytes(settings.segmentBytes())

@@ -63,6 +63,26 @@ class WriteBehindSpoolTest {
     }
 
     @Test
+    void aManagersSpoolDirectoryLeavesAWriteBehindSpoolInsideItAlone() throws Exception {
+        Path inside = dir.resolve("chat");
+        SlowChatMemoryStore held = new SlowChatMemoryStore();
+        held.hold();
+        WriteBehindChatMemoryStore first = WriteBehindChatMemoryStore.builder(held).spool(inside).build();
+        first.updateMessages("a", List.of(UserMessage.from("a1")));
+        first.stop(Duration.ZERO);
+        held.open();
+
+        dev.memlife.spool.SpoolDirectory.Recovery recovery = dev.memlife.spool.SpoolDirectory.open(dir)
+                .recover(WAIT, new dev.memlife.testing.RecordingProvider("store"));
+
+        assertThat(recovery.spools()).as("not taken for a manager's spool").isEmpty();
+        InMemoryChatMemoryStore fresh = new InMemoryChatMemoryStore();
+        try (WriteBehindChatMemoryStore next = WriteBehindChatMemoryStore.builder(fresh).spool(inside).build()) {
+            assertThat(next.getMessages("a")).as("still its own store's to replay").containsExactly(UserMessage.from("a1"));
+        }
+    }
+
+    @Test
     void aMemoryIdTheSpoolCannotKeepIsRefusedAndNothingIsTaken() {
         InMemoryChatMemoryStore backend = new InMemoryChatMemoryStore();
         try (WriteBehindChatMemoryStore store = WriteBehindChatMemoryStore.builder(backend).spool(dir).build()) {
