@@ -75,8 +75,11 @@ public abstract class WriteBehindBuilder<B extends WriteBehindBuilder<B>> extend
      * same directory replays each conversation's last state before anything reads it, and writes it
      * to the backend. Off by default: without a spool a crash loses the states not yet written.
      * Coalescing bounds the spool to about one state per conversation waiting. One decorator per
-     * directory (it is locked while in use). Ids are kept as the framework's ids: a LangChain4j
-     * memory id must be a {@code String}, {@code Integer}, {@code Long} or {@code UUID}.
+     * directory (it is locked while in use), outside a memory manager's spool directory. Ids are
+     * kept as the framework's ids: a LangChain4j memory id must be a {@code String}, {@code
+     * Integer}, {@code Long} or {@code UUID}. A save or delete the spool cannot keep (an id of
+     * another type, a disk that fails) is refused with an {@code IllegalArgumentException} or an
+     * {@code UncheckedIOException}, and nothing is taken.
      *
      * @param dir the spool's directory, created if missing
      * @return this builder

@@ -245,15 +245,18 @@ public final class StateJournal<K, M> implements AutoCloseable {
             }
             out.force(true);
         }
-        channel.close();
+        // Moved over the file still open for appends (the old channel keeps the old file), then
+        // reopened: if the move fails, the old file and its channel go on as they were.
         Files.move(tmp, dir.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
             d.force(true); // the rename, on disk
         } catch (IOException ignored) {
             // not every file system lets a directory be opened; the rename still happened
         }
-        channel = FileChannel.open(dir.resolve(FILE), StandardOpenOption.WRITE);
-        channel.position(written);
+        FileChannel rewritten = FileChannel.open(dir.resolve(FILE), StandardOpenOption.WRITE);
+        rewritten.position(written);
+        closeQuietly(channel);
+        channel = rewritten;
         size = written;
     }
 
