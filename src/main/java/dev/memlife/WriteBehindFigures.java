@@ -16,7 +16,8 @@ import java.time.Duration;
  * added to one conversation show as ten {@code saves}, nine {@code coalesced} and one {@code
  * writtenSaves}.
  *
- * @param saves saves taken: LangChain4j's {@code updateMessages}, Spring AI's {@code saveAll}
+ * @param saves saves taken: LangChain4j's {@code updateMessages}, Spring AI's {@code saveAll}, and the
+ *     states a spool replayed at the start
  * @param deletes deletes taken: LangChain4j's {@code deleteMessages}, Spring AI's {@code
  *     deleteByConversationId}
  * @param coalesced saves and deletes replaced by a later one of the same id before the writer took
