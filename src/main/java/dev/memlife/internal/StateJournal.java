@@ -281,7 +281,6 @@ public final class StateJournal<K, M> implements AutoCloseable {
         ByteBuffer b = ByteBuffer.wrap(all);
         int good = 0;
         while (b.remaining() >= HEADER) {
-            int start = b.position();
             int payload = b.getInt();
             int expected = b.getInt();
             if (payload < 5 || payload > b.remaining()) {
@@ -305,7 +304,6 @@ public final class StateJournal<K, M> implements AutoCloseable {
             last.remove(key); // an id's place is where its latest state came
             last.put(key, new Entry<>(key, kind == DELETE ? null : codec.state(state)));
             good = b.position();
-            assert good > start;
         }
         if (good < all.length) {
             LOG.warn("write-behind spool {}: {} bytes after the last whole record ({} of {}) are a torn tail, "

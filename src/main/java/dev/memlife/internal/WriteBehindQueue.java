@@ -30,6 +30,9 @@ import org.slf4j.Logger;
  *   <li>A write the sink fails is counted, logged (throttled), kept and written again with that
  *       id's next handover, a {@link #flush} or the {@link #stop}.
  *   <li>The writer starts with the first handover and retires after the keep-alive idle.
+ *   <li>With a spool ({@link StateJournal}), every handover is appended to it before it is taken,
+ *       what an earlier run left is {@linkplain #replay replayed} before anything reads, and the
+ *       spool is emptied whenever nothing waits.
  * </ul>
  *
  * <p>Thread-safe.
@@ -69,6 +72,8 @@ final class WriteBehindQueue<K, M> {
     private final Ticker ticker;
     private final Logger log;
     private final ThrottledLog failureLog;
+    /** The spool, or null; appended to, emptied and closed under {@link #lock}. */
+    private final StateJournal<K, M> journal;
 
     /** Guards every field below; {@link #changed} is signalled whenever any of them changes. */
     private final ReentrantLock lock = new ReentrantLock();
@@ -86,8 +91,6 @@ final class WriteBehindQueue<K, M> {
     private long inFlightSince;
     /** Writes the sink failed since it last took one: how long it has kept failing. */
     private long failingWrites;
-    /** The spool, or null; appended to and emptied under the lock. */
-    private final StateJournal<K, M> journal;
     /** Handovers so far: the sequence number of the last one. */
     private long handovers;
     private Thread writer;

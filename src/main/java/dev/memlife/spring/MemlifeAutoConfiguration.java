@@ -34,7 +34,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
-import org.springframework.util.ClassUtils;
 
 /**
  * memlife's Spring Boot auto-configuration (Boot 3.5 and 4.0), unless {@code memlife.enabled=false}.
@@ -231,14 +230,7 @@ public class MemlifeAutoConfiguration {
         if (parts.isEmpty()) {
             parts.add("no gateway, store or tracker (" + MemlifeCoreWanted.PROPERTY + "=true adds them)");
         }
-        for (String type : List.of(WriteBehindBeans.SPRING_AI, WriteBehindBeans.LANGCHAIN4J)) {
-            if (ClassUtils.isPresent(type, MemlifeAutoConfiguration.class.getClassLoader())) {
-                Class<?> writeBehind = ClassUtils.resolveClassName(type, MemlifeAutoConfiguration.class.getClassLoader());
-                for (String name : beans.getBeanNamesForType(writeBehind, false, false)) {
-                    parts.add(writeBehind.getSimpleName() + " " + name);
-                }
-            }
-        }
+        WriteBehindBeans.find(beans).forEach(f -> parts.add(f.type() + " " + f.name()));
         return "memlife wired: " + String.join(", ", parts);
     }
 

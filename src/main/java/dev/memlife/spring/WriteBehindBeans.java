@@ -3,7 +3,9 @@ package dev.memlife.spring;
 import dev.memlife.WriteBehindFigures;
 import dev.memlife.langchain4j.WriteBehindChatMemoryStore;
 import dev.memlife.springai.WriteBehindChatMemoryRepository;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -22,9 +24,18 @@ final class WriteBehindBeans {
 
     private WriteBehindBeans() {}
 
-    /** {@return each write-behind bean's figures, by "Type name", in bean order; created beans only} */
-    static Map<String, Supplier<WriteBehindFigures>> figures(ListableBeanFactory beans) {
-        Map<String, Supplier<WriteBehindFigures>> all = new LinkedHashMap<>();
+    /**
+     * One write-behind bean.
+     *
+     * @param name its bean name
+     * @param type its class's simple name
+     * @param figures its figures
+     */
+    record Found(String name, String type, Supplier<WriteBehindFigures> figures) {}
+
+    /** {@return every write-behind bean created so far: the Spring AI ones, then the LangChain4j ones, in bean order} */
+    static List<Found> find(ListableBeanFactory beans) {
+        List<Found> all = new ArrayList<>();
         ClassLoader loader = WriteBehindBeans.class.getClassLoader();
         if (ClassUtils.isPresent(SPRING_AI, loader)) {
             SpringAi.add(beans, all);
@@ -35,17 +46,24 @@ final class WriteBehindBeans {
         return all;
     }
 
+    /** {@return each write-behind bean's figures, by bean name, in the order of {@link #find}} */
+    static Map<String, Supplier<WriteBehindFigures>> figures(ListableBeanFactory beans) {
+        Map<String, Supplier<WriteBehindFigures>> byName = new LinkedHashMap<>();
+        find(beans).forEach(f -> byName.put(f.name(), f.figures()));
+        return byName;
+    }
+
     private static final class SpringAi {
-        static void add(ListableBeanFactory beans, Map<String, Supplier<WriteBehindFigures>> into) {
-            beans.getBeansOfType(WriteBehindChatMemoryRepository.class, false, false)
-                    .forEach((name, bean) -> into.put(name, bean::figures));
+        static void add(ListableBeanFactory beans, List<Found> into) {
+            beans.getBeansOfType(WriteBehindChatMemoryRepository.class, false, false).forEach((name, bean) ->
+                    into.add(new Found(name, WriteBehindChatMemoryRepository.class.getSimpleName(), bean::figures)));
         }
     }
 
     private static final class LangChain4j {
-        static void add(ListableBeanFactory beans, Map<String, Supplier<WriteBehindFigures>> into) {
-            beans.getBeansOfType(WriteBehindChatMemoryStore.class, false, false)
-                    .forEach((name, bean) -> into.put(name, bean::figures));
+        static void add(ListableBeanFactory beans, List<Found> into) {
+            beans.getBeansOfType(WriteBehindChatMemoryStore.class, false, false).forEach((name, bean) ->
+                    into.add(new Found(name, WriteBehindChatMemoryStore.class.getSimpleName(), bean::figures)));
         }
     }
 }

@@ -98,10 +98,7 @@ public class SpringChildMain {
 
             @Override
             public void syncTurn(dev.memlife.Turn turn) {
-                out("STORE_HELD");
-                for (;;) {
-                    java.util.concurrent.locks.LockSupport.park(); // until the kill
-                }
+                holdUntilKilled();
             }
         };
     }
@@ -164,10 +161,7 @@ public class SpringChildMain {
 
                 @Override
                 public void saveAll(String id, java.util.List<org.springframework.ai.chat.messages.Message> messages) {
-                    out("STORE_HELD");
-                    for (;;) {
-                        java.util.concurrent.locks.LockSupport.park(); // until the kill
-                    }
+                    holdUntilKilled();
                 }
 
                 @Override
@@ -219,10 +213,7 @@ public class SpringChildMain {
 
         @Override
         public void updateMessages(Object memoryId, java.util.List<dev.langchain4j.data.message.ChatMessage> messages) {
-            out("STORE_HELD");
-            for (;;) {
-                java.util.concurrent.locks.LockSupport.park(); // until the kill
-            }
+            holdUntilKilled();
         }
 
         @Override
@@ -316,6 +307,14 @@ public class SpringChildMain {
             }
         } catch (IOException e) {
             e.printStackTrace();
+        }
+    }
+
+    /** A held store's write: says {@code STORE_HELD}, then parks until the parent kills the process. */
+    static void holdUntilKilled() {
+        out("STORE_HELD");
+        for (;;) {
+            java.util.concurrent.locks.LockSupport.park();
         }
     }
 

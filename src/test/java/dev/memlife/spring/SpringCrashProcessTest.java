@@ -54,15 +54,8 @@ class SpringCrashProcessTest {
     void sigkillMidLoadLosesNoAcknowledgedTurnAndTheRestartReplaysItBeforeItServes() throws Exception {
         Path db = dir.resolve("memory.db");
         Path spools = dir.resolve("spools");
-        List<Thread> clients;
         // The first run's store takes no write: every acknowledged turn is only in the spools at the kill.
-        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run("first"), db,
-                "--memlife.spool.dir=" + spools, "--child.hold-store=true")) {
-            clients = load(child);
-            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
-            assertThat(child.awaitLine("STORE_HELD")).isEqualTo("STORE_HELD");
-        } // close(): SIGKILL, mid-load
-        joinAll(clients);
+        killMidLoadWithTheStoreHeld("first", "/durable?sid=", "--memlife.spool.dir=" + spools, "--child.hold-store=true");
 
         String restartLog;
         try (SpringSigtermProcessTest.Child again = SpringSigtermProcessTest.Child.start(run("second"), db,
@@ -151,15 +144,8 @@ class SpringCrashProcessTest {
     void sigkillMidLoadThroughTheLangChain4jStoreWithASpoolLosesNoAcknowledgedMessage() throws Exception {
         Path chats = dir.resolve("chats.db");
         Path spool = dir.resolve("chat-spool");
-        List<Thread> clients;
-        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run("l4j-first"),
-                dir.resolve("memory.db"), "--child.l4j-file=" + chats, "--child.l4j-spool=" + spool,
-                "--child.l4j-held=true", "--memlife.gateway.enabled=true")) {
-            clients = load(child, "/l4j?cid=");
-            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
-            assertThat(child.awaitLine("STORE_HELD")).isEqualTo("STORE_HELD");
-        } // close(): SIGKILL, mid-load
-        joinAll(clients);
+        killMidLoadWithTheStoreHeld("l4j-first", "/l4j?cid=", "--child.l4j-file=" + chats, "--child.l4j-spool=" + spool,
+                "--child.l4j-held=true", "--memlife.gateway.enabled=true");
         try (dev.memlife.langchain4j.SqliteChatMemoryStore behind = new dev.memlife.langchain4j.SqliteChatMemoryStore(chats)) {
             for (String cid : acked.keySet()) {
                 assertThat(behind.getMessages(cid)).as("%s: nothing reached the held store", cid).isEmpty();
@@ -190,15 +176,9 @@ class SpringCrashProcessTest {
     void theSpringAiRepositoryWithASpoolLosesNoAcknowledgedMessageToSigkillOrSigterm() throws Exception {
         Path chats = dir.resolve("sai.db");
         Path spool = dir.resolve("sai-spool");
+        killMidLoadWithTheStoreHeld("sai-first", "/sai?cid=", "--child.sai-file=" + chats, "--child.sai-spool=" + spool,
+                "--child.sai-held=true", "--memlife.gateway.enabled=true");
         List<Thread> clients;
-        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run("sai-first"),
-                dir.resolve("memory.db"), "--child.sai-file=" + chats, "--child.sai-spool=" + spool,
-                "--child.sai-held=true", "--memlife.gateway.enabled=true")) {
-            clients = load(child, "/sai?cid=");
-            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
-            assertThat(child.awaitLine("STORE_HELD")).isEqualTo("STORE_HELD");
-        } // close(): SIGKILL, mid-load
-        joinAll(clients);
         int ackedBeforeTheKill = ackedCount.get();
         try (SpringSigtermProcessTest.Child again = SpringSigtermProcessTest.Child.start(run("sai-second"),
                 dir.resolve("memory.db"), "--child.sai-file=" + chats, "--child.sai-spool=" + spool,
@@ -242,6 +222,22 @@ class SpringCrashProcessTest {
             assertThat(messages.size()).as("%s: every message answered 200 (others: %s)", cid, otherAnswers)
                     .isGreaterThanOrEqualTo(lastAcked);
         }
+    }
+
+    /**
+     * Starts a child on this test's database with {@code args} (which hold its store), loads it
+     * through {@code path} until {@link #ACKED_BEFORE_THE_END} turns were answered 200 and the store
+     * is held, then kills it with SIGKILL, mid-load.
+     */
+    private void killMidLoadWithTheStoreHeld(String runName, String path, String... args) throws Exception {
+        List<Thread> clients;
+        try (SpringSigtermProcessTest.Child child = SpringSigtermProcessTest.Child.start(run(runName),
+                dir.resolve("memory.db"), args)) {
+            clients = load(child, path);
+            await().atMost(WAIT).until(() -> ackedCount.get() >= ACKED_BEFORE_THE_END);
+            assertThat(child.awaitLine("STORE_HELD")).isEqualTo("STORE_HELD");
+        } // close(): SIGKILL, mid-load
+        joinAll(clients);
     }
 
     private List<Thread> load(SpringSigtermProcessTest.Child child) {
