@@ -17,8 +17,8 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 
 /**
- * The mechanics of {@link WriteBehind}: the latest state of each id, handed over by callers and
- * written to the {@link WriteBehind.Sink} by one writer thread.
+ * The mechanics of {@link WriteBehindEngine}: the latest state of each id, handed over by callers and
+ * written to the {@link WriteBehindEngine.Sink} by one writer thread.
  *
  * <ul>
  *   <li>At most one state per id waits: a handover replaces the state not yet written
@@ -63,10 +63,10 @@ final class WriteBehindQueue<K, M> {
     /** The state waiting for an id: {@link #state} is null for a delete. */
     record Waiting<S>(S state) {}
 
-    private final WriteBehind.Sink<K, M> sink;
+    private final WriteBehindEngine.Sink<K, M> sink;
     private final String name;
     private final String component;
-    private final WriteBehind.Words words;
+    private final WriteBehindEngine.Words words;
     private final Threads threads;
     private final long keepAliveNanos;
     private final Ticker ticker;
@@ -138,7 +138,7 @@ final class WriteBehindQueue<K, M> {
      * @param log the front's logger
      * @param journal the spool every handover is appended to before it is taken; null for none
      */
-    WriteBehindQueue(WriteBehind.Sink<K, M> sink, String name, String component, WriteBehind.Words words,
+    WriteBehindQueue(WriteBehindEngine.Sink<K, M> sink, String name, String component, WriteBehindEngine.Words words,
             WriteBehindBuilder<?> settings, Logger log, StateJournal<K, M> journal) {
         this.journal = journal;
         this.sink = sink;

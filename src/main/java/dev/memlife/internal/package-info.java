@@ -7,7 +7,7 @@
  * dev.memlife.internal.Failures}, what a caught throwable means; {@link
  * dev.memlife.internal.ThrottledLog}, warnings logged once per burst; {@link
  * dev.memlife.internal.LeadingPadding}, the cache-line padding before fields written on every
- * operation; {@link dev.memlife.internal.WriteBehind}, the write-behind engine of the LangChain4j
+ * operation; {@link dev.memlife.internal.WriteBehindEngine}, the write-behind engine of the LangChain4j
  * and Spring AI chat memory decorators; and the spool's protocol ({@link
  * dev.memlife.internal.WriteAheadLog}). Every memlife package may use it. It depends on the JDK,
  * SLF4J and the core types it serves ({@link dev.memlife.Ticker}, {@link dev.memlife.Turn},

@@ -4,12 +4,12 @@ import static java.util.Objects.requireNonNull;
 
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.store.memory.chat.ChatMemoryStore;
-import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
 import dev.memlife.WriteBehindBuilder;
+import dev.memlife.WriteBehindDecorator;
 import dev.memlife.WriteBehindFigures;
 import dev.memlife.WriteBehindReport;
-import dev.memlife.internal.WriteBehind;
+import dev.memlife.internal.WriteBehindEngine;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -72,18 +72,17 @@ import java.util.concurrent.RejectedExecutionException;
  * by memory id here) and their figures ({@link WriteBehindFigures}).
  */
 public final class WriteBehindChatMemoryStore
-        implements ChatMemoryStore, Stoppable<WriteBehindReport<Object>>, AutoCloseable {
+        extends WriteBehindDecorator<Object> implements ChatMemoryStore {
 
-    private static final WriteBehind.Words WORDS = new WriteBehind.Words(WriteBehindChatMemoryStore.class,
+    private static final WriteBehindEngine.Words WORDS = new WriteBehindEngine.Words(WriteBehindChatMemoryStore.class,
             "write-behind chat memory store", "memory id", "store", "update");
 
     /** The write-behind itself, shared with memlife's Spring AI repository; this class adapts it. */
-    private final WriteBehind<Object, ChatMessage> engine;
+    private final WriteBehindEngine<Object, ChatMessage> engine;
 
-    private WriteBehindChatMemoryStore(Builder b) {
-        ChatMemoryStore store = b.store;
-        this.engine = new WriteBehind<>(b, WORDS, store,
-                WriteBehind.Sink.of(store::getMessages, store::updateMessages, store::deleteMessages), SpoolCodec.INSTANCE);
+    private WriteBehindChatMemoryStore(WriteBehindEngine<Object, ChatMessage> engine) {
+        super(engine);
+        this.engine = engine;
     }
 
     /**
@@ -104,11 +103,6 @@ public final class WriteBehindChatMemoryStore
      */
     public static Builder builder(ChatMemoryStore store) {
         return new Builder(requireNonNull(store, "store"));
-    }
-
-    /** {@return the store's name, as its thread, logs and errors use it} */
-    public String name() {
-        return engine.name();
     }
 
     /**
@@ -158,69 +152,6 @@ public final class WriteBehindChatMemoryStore
     }
 
     /**
-     * Waits until every update and delete handed over before this call is in the store, or the
-     * timeout passes. States the store refused earlier are written again first. Updates handed over
-     * later do not extend the wait. Idle, it returns true at once.
-     *
-     * @param timeout the longest wait; zero or more
-     * @return true if everything handed over before the call is in the store; false if the timeout
-     *     passed, the store refused one of those states again, the store was shut down with some
-     *     still waiting, or the calling thread was interrupted (its flag is set again)
-     * @throws NullPointerException if {@code timeout} is null
-     * @throws IllegalArgumentException if {@code timeout} is negative or too large to measure
-     */
-    public boolean flush(Duration timeout) {
-        return engine.flush(timeout);
-    }
-
-    /**
-     * Shuts the store down within {@link Builder#closeTimeout} (5 s by default): {@link
-     * #stop(Duration)}, for try-with-resources and frameworks. An incomplete shutdown is
-     * logged with its report.
-     */
-    @Override
-    public void close() {
-        stop(engine.closeTimeout());
-    }
-
-    /**
-     * Refuses every later update and delete ({@link StoppedException}), writes what waits, states
-     * the store refused earlier included, until everything is written or {@code budget} has
-     * passed, and reports by memory id. At the deadline the writer takes nothing more: what it has
-     * not started is abandoned (it stays readable through {@link #getMessages}, but is never
-     * written), and a write it is in the middle of goes on, detached; how it ended is logged. The
-     * call that ends an incomplete shutdown logs its report. Calls after the first wait for the same
-     * drain within their own budget, the earliest deadline holds, and a call after the end reports
-     * at once. {@link #getMessages} goes on working. The store behind is not closed: it is the
-     * application's.
-     *
-     * @param budget the longest the call takes; zero or more
-     * @return what became of every memory id that was waiting
-     * @throws NullPointerException if {@code budget} is null
-     * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
-     */
-    @Override
-    public WriteBehindReport<Object> stop(Duration budget) {
-        return engine.stop(budget);
-    }
-
-    /**
-     * The store's figures now: cheap, one short lock. Its saves are the {@code updateMessages}
-     * calls, taken and written.
-     *
-     * @return the counters and the number of memory ids waiting
-     */
-    public WriteBehindFigures figures() {
-        return engine.figures();
-    }
-
-    /** {@return {@code WriteBehindChatMemoryStore[<name> over <store>]}} */
-    @Override
-    public String toString() {
-        return engine.toString();
-    }
-
-    /**
      * Builds a {@link WriteBehindChatMemoryStore}: the settings of {@link WriteBehindBuilder} (name,
      * close timeout, writer keep-alive) and {@link dev.memlife.OwnerBuilder} (thread factory,
      * ticker). Every setter checks its argument and names it when it refuses one.
@@ -235,7 +166,9 @@ public final class WriteBehindChatMemoryStore
 
         /** {@return a new write-behind store with these settings; it starts no thread until the first update} */
         public WriteBehindChatMemoryStore build() {
-            return new WriteBehindChatMemoryStore(this);
+            return new WriteBehindChatMemoryStore(new WriteBehindEngine<>(this, WORDS, store,
+                    WriteBehindEngine.Sink.of(store::getMessages, store::updateMessages, store::deleteMessages),
+                    SpoolCodec.INSTANCE));
         }
     }
 }

@@ -2,13 +2,13 @@ package dev.memlife.springai;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.memlife.Stoppable;
 import dev.memlife.StoppedException;
 import dev.memlife.WriteBehindBuilder;
+import dev.memlife.WriteBehindDecorator;
 import dev.memlife.WriteBehindFigures;
 import dev.memlife.WriteBehindReport;
 import dev.memlife.internal.Checks;
-import dev.memlife.internal.WriteBehind;
+import dev.memlife.internal.WriteBehindEngine;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -79,19 +79,19 @@ import org.springframework.ai.chat.messages.Message;
  * by conversation id here) and their figures ({@link WriteBehindFigures}).
  */
 public final class WriteBehindChatMemoryRepository
-        implements ChatMemoryRepository, Stoppable<WriteBehindReport<String>>, AutoCloseable {
+        extends WriteBehindDecorator<String> implements ChatMemoryRepository {
 
-    private static final WriteBehind.Words WORDS = new WriteBehind.Words(WriteBehindChatMemoryRepository.class,
+    private static final WriteBehindEngine.Words WORDS = new WriteBehindEngine.Words(WriteBehindChatMemoryRepository.class,
             "write-behind chat memory repository", "conversation id", "repository", "save");
 
     /** The write-behind itself, shared with memlife's LangChain4j store; this class adapts it. */
-    private final WriteBehind<String, Message> engine;
+    private final WriteBehindEngine<String, Message> engine;
     private final ChatMemoryRepository repository;
 
-    private WriteBehindChatMemoryRepository(Builder b) {
-        this.repository = b.repository;
-        this.engine = new WriteBehind<>(b, WORDS, repository, WriteBehind.Sink.of(repository::findByConversationId,
-                repository::saveAll, repository::deleteByConversationId), SpoolCodec.INSTANCE);
+    private WriteBehindChatMemoryRepository(WriteBehindEngine<String, Message> engine, ChatMemoryRepository repository) {
+        super(engine);
+        this.engine = engine;
+        this.repository = repository;
     }
 
     /**
@@ -112,11 +112,6 @@ public final class WriteBehindChatMemoryRepository
      */
     public static Builder builder(ChatMemoryRepository repository) {
         return new Builder(requireNonNull(repository, "repository"));
-    }
-
-    /** {@return the repository's name, as its thread, logs and errors use it} */
-    public String name() {
-        return engine.name();
     }
 
     /**
@@ -187,70 +182,6 @@ public final class WriteBehindChatMemoryRepository
     }
 
     /**
-     * Waits until every save and delete handed over before this call is in the repository, or the
-     * timeout passes. States the repository refused earlier are written again first. Saves handed
-     * over later do not extend the wait. Idle, it returns true at once.
-     *
-     * @param timeout the longest wait; zero or more
-     * @return true if everything handed over before the call is in the repository; false if the
-     *     timeout passed, the repository refused one of those states again, the repository was
-     *     shut down with some still waiting, or the calling thread was interrupted (its flag is set
-     *     again)
-     * @throws NullPointerException if {@code timeout} is null
-     * @throws IllegalArgumentException if {@code timeout} is negative or too large to measure
-     */
-    public boolean flush(Duration timeout) {
-        return engine.flush(timeout);
-    }
-
-    /**
-     * Shuts the repository down within {@link Builder#closeTimeout} (5 s by default): {@link
-     * #stop(Duration)}, for try-with-resources and Spring's destroy callback. An incomplete
-     * shutdown is logged with its report.
-     */
-    @Override
-    public void close() {
-        stop(engine.closeTimeout());
-    }
-
-    /**
-     * Refuses every later save and delete ({@link StoppedException}), writes what waits, states the
-     * repository refused earlier included, until everything is written or {@code budget} has
-     * passed, and reports by conversation id. At the deadline the writer takes nothing more: what
-     * it has not started is abandoned (it stays readable through {@link #findByConversationId}, but
-     * is never written), and a write it is in the middle of goes on, detached; how it ended is
-     * logged. The call that ends an incomplete shutdown logs its report. Calls after the first wait
-     * for the same drain within their own budget, the earliest deadline holds, and a call after
-     * the end reports at once. The reads go on working. The repository behind is not closed: it is
-     * the application's.
-     *
-     * @param budget the longest the call takes; zero or more
-     * @return what became of every conversation that was waiting
-     * @throws NullPointerException if {@code budget} is null
-     * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
-     */
-    @Override
-    public WriteBehindReport<String> stop(Duration budget) {
-        return engine.stop(budget);
-    }
-
-    /**
-     * The repository's figures now: cheap, one short lock. Its saves are the {@code saveAll} calls,
-     * taken and written.
-     *
-     * @return the counters and the number of conversations waiting
-     */
-    public WriteBehindFigures figures() {
-        return engine.figures();
-    }
-
-    /** {@return {@code WriteBehindChatMemoryRepository[<name> over <repository>]}} */
-    @Override
-    public String toString() {
-        return engine.toString();
-    }
-
-    /**
      * Builds a {@link WriteBehindChatMemoryRepository}: the settings of {@link WriteBehindBuilder}
      * (name, close timeout, writer keep-alive) and {@link dev.memlife.OwnerBuilder} (thread factory,
      * ticker). Every setter checks its argument and names it when it refuses one.
@@ -265,7 +196,9 @@ public final class WriteBehindChatMemoryRepository
 
         /** {@return a new write-behind repository with these settings; it starts no thread until the first save} */
         public WriteBehindChatMemoryRepository build() {
-            return new WriteBehindChatMemoryRepository(this);
+            return new WriteBehindChatMemoryRepository(new WriteBehindEngine<>(this, WORDS, repository,
+                    WriteBehindEngine.Sink.of(repository::findByConversationId, repository::saveAll,
+                            repository::deleteByConversationId), SpoolCodec.INSTANCE), repository);
         }
     }
 }

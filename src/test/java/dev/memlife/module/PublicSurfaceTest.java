@@ -101,8 +101,7 @@ class PublicSurfaceTest {
         }
 
         assertThat(budgeted).extracting(m -> m.getDeclaringClass().getSimpleName()).contains("MemoryManager",
-                "AgentGateway", "SessionCommitTracker", "ShutdownHooks", "WriteBehindChatMemoryStore",
-                "WriteBehindChatMemoryRepository");
+                "AgentGateway", "SessionCommitTracker", "ShutdownHooks", "WriteBehindDecorator");
         assertThat(budgeted).allSatisfy(m -> {
             assertThat(m.getName()).as(m.toString()).isEqualTo("stop");
             assertThat(m.getParameters()[0].getName()).as(m + " (compiled with -parameters)").isEqualTo("budget");

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * @param <K> the ids
  * @param <M> the messages
  */
-public final class WriteBehind<K, M> {
+public final class WriteBehindEngine<K, M> implements dev.memlife.WriteBehind<K> {
 
     /**
      * The store or repository behind a decorator. {@link #save} and {@link #delete} are called on
@@ -130,7 +130,7 @@ public final class WriteBehind<K, M> {
      *     directory is in use
      * @throws java.io.UncheckedIOException if the spool cannot be opened or read
      */
-    public WriteBehind(WriteBehindBuilder<?> settings, Words words, Object target, Sink<K, M> sink,
+    public WriteBehindEngine(WriteBehindBuilder<?> settings, Words words, Object target, Sink<K, M> sink,
             StateJournal.Codec<K, M> codec) {
         requireNonNull(settings, "settings");
         this.name = settings.name();
@@ -152,7 +152,7 @@ public final class WriteBehind<K, M> {
         }
     }
 
-    /** {@return the decorator's name, as its thread, logs and errors use it} */
+    @Override
     public String name() {
         return name;
     }
@@ -247,6 +247,7 @@ public final class WriteBehind<K, M> {
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException if {@code timeout} is negative or too large to measure
      */
+    @Override
     public boolean flush(Duration timeout) {
         return queue.flush(Checks.nonNegative(timeout, "timeout"));
     }
@@ -262,6 +263,7 @@ public final class WriteBehind<K, M> {
      * @throws NullPointerException if {@code budget} is null
      * @throws IllegalArgumentException if {@code budget} is negative or too large to measure
      */
+    @Override
     public WriteBehindReport<K> stop(Duration budget) {
         WriteBehindQueue.Outcome<K> o = queue.stop(Checks.nonNegative(budget, "budget"));
         if (o.closedHere()) {
@@ -279,12 +281,13 @@ public final class WriteBehind<K, M> {
         return o.report();
     }
 
-    /** {@return the budget of the decorator's {@code close()}: its {@code stop(closeTimeout)}} */
-    public Duration closeTimeout() {
-        return closeTimeout;
+    /** Stops within the builder's close timeout; an incomplete stop is logged with its report. */
+    @Override
+    public void close() {
+        stop(closeTimeout);
     }
 
-    /** {@return the figures now: cheap, one short lock} */
+    @Override
     public WriteBehindFigures figures() {
         return queue.figures();
     }
