@@ -126,7 +126,7 @@ final class ManagerShutdown {
         List<String> owned = all.stream().filter(p -> p.owned).map(p -> p.name).toList();
         shutdown.beforeProviders.set(report(outcome, all, owned, List.of(), drainBudget, start));
         long left = Math.max(0, shutdown.deadline.get() - ticker.read());
-        ProviderShutdown.Result shut = new ProviderShutdown(manager, name, calls, warnings).run(all,
+        ProviderShutdown.Result shut = new ProviderShutdown(manager, calls, warnings).run(all,
                 Threads.numbered("memlife-shutdown-" + name).orUser(threadFactory),
                 Deadline.afterNanos(ticker, Math.min(providerShutdownTimeoutNanos, left)));
         return report(outcome, all, shut.notShutDown(), shut.shutDownLater(), drainBudget, start);

@@ -33,16 +33,17 @@ final class ProviderShutdown {
     private static final ThreadLocal<Object> INSIDE = new ThreadLocal<>();
 
     private final MemoryManager manager;
-    private final String managerName;
     private final ProviderCalls calls;
     private final ThrottledLog warnings;
+    /** The manager's name, in the warnings. */
+    private final String managerName;
 
     /** The providers' shutdown for {@code manager}, whose calls and warnings these are. */
-    ProviderShutdown(MemoryManager manager, String managerName, ProviderCalls calls, ThrottledLog warnings) {
+    ProviderShutdown(MemoryManager manager, ProviderCalls calls, ThrottledLog warnings) {
         this.manager = manager;
-        this.managerName = managerName;
         this.calls = calls;
         this.warnings = warnings;
+        this.managerName = manager.name();
     }
 
     /** Whether this thread is inside a provider's {@code shutdown()} called for {@code manager}. */
