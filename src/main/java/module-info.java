@@ -51,6 +51,12 @@ module dev.memlife {
     requires static transitive langchain4j.core;
     // dev.memlife.springai only, the same way (a file-name based automatic module, see above).
     requires static transitive spring.ai.model;
+    // dev.memlife.springai.WriteBehindVectorStore uses Spring AI's VectorStore (spring-ai-vector-store)
+    // and Document (spring-ai-commons). Those jars name no module, and spring-ai-commons splits the
+    // package org.springframework.ai.embedding with spring-ai-model, so they cannot be modules beside
+    // spring.ai.model: memlife is compiled with both patched into it (the pom's --patch-module and
+    // --add-exports), and a modular application that uses them must do the same. On the class path,
+    // where Spring applications run, none of this applies.
     // dev.memlife.spring only (the Spring Boot starter); absent at run time unless the application is
     // a Spring Boot one. Boot 3's health indicator is in its actuator, Boot 4's in spring-boot-health.
     // Transitive: the starter's public classes extend and are annotated with Spring types.

@@ -31,8 +31,19 @@ public abstract class WriteBehindBuilder<B extends WriteBehindBuilder<B>> extend
     private Path spool;
     private boolean durable;
 
-    /** For memlife's write-behind builders. */
-    protected WriteBehindBuilder() {}
+    /** For memlife's write-behind builders; the name defaults to {@value #DEFAULT_NAME}. */
+    protected WriteBehindBuilder() {
+        this(DEFAULT_NAME);
+    }
+
+    /**
+     * For memlife's write-behind builders whose decorators have another default name.
+     *
+     * @param defaultName the name until {@link #name(String)} sets one
+     */
+    protected WriteBehindBuilder(String defaultName) {
+        this.name = Checks.notBlank(defaultName, "defaultName");
+    }
 
     /**
      * The name in the writer thread's name ({@code memlife-chat-writer-<name>}), logs and errors;

@@ -171,7 +171,34 @@ public final class StateJournal<K, M> implements AutoCloseable {
      * @throws UncheckedIOException if the disk refused it; nothing that callers can count on was appended
      */
     public void append(K id, List<M> state, Supplier<? extends Collection<Entry<K, M>>> live) {
-        ByteBuffer record = encode(id, state);
+        append(List.of(new Entry<>(id, state)), live);
+    }
+
+    /**
+     * Appends the new states of {@code entries} (a null state: its deletion) in one write; when it
+     * returns, they survive the process, and in durable mode power loss.
+     *
+     * @param entries the ids and their new states, in the order they were handed over
+     * @param live what still waits, asked for only when the file is rewritten past {@link #COMPACT_AT} bytes
+     * @throws IllegalArgumentException if the codec cannot keep an id or a state; nothing was appended
+     * @throws UncheckedIOException if the disk refused it; nothing that callers can count on was appended
+     */
+    public void append(List<Entry<K, M>> entries, Supplier<? extends Collection<Entry<K, M>>> live) {
+        ByteBuffer record;
+        if (entries.size() == 1) {
+            record = encode(entries.get(0).id(), entries.get(0).state());
+        } else {
+            List<ByteBuffer> each = new ArrayList<>(entries.size());
+            int length = 0;
+            for (Entry<K, M> e : entries) { // every one encoded before any byte is written
+                ByteBuffer b = encode(e.id(), e.state());
+                length = Math.addExact(length, b.remaining());
+                each.add(b);
+            }
+            record = ByteBuffer.allocate(length);
+            each.forEach(record::put);
+            record.flip();
+        }
         try {
             if (size + record.remaining() > COMPACT_AT) {
                 rewrite(live.get());
@@ -181,7 +208,8 @@ public final class StateJournal<K, M> implements AutoCloseable {
                 channel.force(false);
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("write-behind spool " + dir + ": could not append the state of " + id, e);
+            throw new UncheckedIOException("write-behind spool " + dir + ": could not append the state of "
+                    + (entries.size() == 1 ? entries.get(0).id() : entries.size() + " ids"), e);
         }
     }
 

@@ -59,6 +59,26 @@ public final class WriteBehindEngine<K, M> implements dev.memlife.WriteBehind<K>
         void delete(K id);
 
         /**
+         * Writes several ids' states in one call, in the order they first waited; a throw fails
+         * them all. Called only when the engine batches; by default one {@link #save} each.
+         *
+         * @param states the ids and their states, in order
+         */
+        default void saveAll(Map<K, List<M>> states) {
+            states.forEach(this::save);
+        }
+
+        /**
+         * Deletes several ids in one call; a throw fails them all. Called only when the engine
+         * batches; by default one {@link #delete} each.
+         *
+         * @param ids the ids, in order
+         */
+        default void deleteAll(List<K> ids) {
+            ids.forEach(this::delete);
+        }
+
+        /**
          * A sink of three calls of the backend, e.g. {@code Sink.of(store::getMessages,
          * store::updateMessages, store::deleteMessages)}.
          *
@@ -96,10 +116,12 @@ public final class WriteBehindEngine<K, M> implements dev.memlife.WriteBehind<K>
      * @param id what an id is, e.g. "memory id"
      * @param sink what the backend is, e.g. "store"
      * @param save what a save is, e.g. "update"
+     * @param writerThread the writer thread's name before the decorator's name, e.g. "memlife-chat-writer-"
      */
-    public record Words(Class<?> owner, String noun, String id, String sink, String save) {
+    public record Words(Class<?> owner, String noun, String id, String sink, String save, String writerThread) {
         /** Checks that nothing is null. */
         public Words {
+            requireNonNull(writerThread, "writerThread");
             requireNonNull(owner, "owner");
             requireNonNull(noun, "noun");
             requireNonNull(id, "id");
@@ -132,6 +154,26 @@ public final class WriteBehindEngine<K, M> implements dev.memlife.WriteBehind<K>
      */
     public WriteBehindEngine(WriteBehindBuilder<?> settings, Words words, Object target, Sink<K, M> sink,
             StateJournal.Codec<K, M> codec) {
+        this(settings, words, target, sink, codec, 1);
+    }
+
+    /**
+     * An engine whose writer hands the sink up to {@code maxBatch} saves (or deletes) in one call,
+     * {@link Sink#saveAll} ({@link Sink#deleteAll}), in the order they first waited.
+     *
+     * @param settings the decorator's builder
+     * @param words how logs, errors and {@code toString} word the decorator
+     * @param target the backend, as {@code toString} shows it
+     * @param sink the backend's calls
+     * @param codec how ids and states are kept in a spool, when the settings ask for one
+     * @param maxBatch the most ids one sink call takes; at least 1
+     * @throws IllegalStateException if {@code durable} is set without a spool, or the spool's
+     *     directory is in use
+     * @throws java.io.UncheckedIOException if the spool cannot be opened or read
+     */
+    public WriteBehindEngine(WriteBehindBuilder<?> settings, Words words, Object target, Sink<K, M> sink,
+            StateJournal.Codec<K, M> codec, int maxBatch) {
+        Checks.atLeast(maxBatch, 1, "maxBatch");
         requireNonNull(settings, "settings");
         this.name = settings.name();
         this.words = requireNonNull(words, "words");
@@ -146,7 +188,7 @@ public final class WriteBehindEngine<K, M> implements dev.memlife.WriteBehind<K>
         }
         StateJournal<K, M> journal = settings.spool().map(dir -> StateJournal.open(dir, codec, settings.durable()))
                 .orElse(null);
-        this.queue = new WriteBehindQueue<>(sink, name, component, words, settings, log, journal);
+        this.queue = new WriteBehindQueue<>(sink, name, component, words, settings, log, journal, maxBatch);
         if (journal != null) {
             queue.replay(journal.replayed()); // before anything can read: reads see the last acknowledged states
         }
@@ -210,7 +252,41 @@ public final class WriteBehindEngine<K, M> implements dev.memlife.WriteBehind<K>
      * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
      */
     public void save(K id, List<M> messages, String operation) {
-        queue.handOver(id, copyOf(messages), operation);
+        queue.handOver(List.of(new StateJournal.Entry<>(id, copyOf(messages))), operation);
+    }
+
+    /**
+     * Hands copies of several ids' states over at once, all or none, and returns at once: one
+     * spool append for all of them.
+     *
+     * @param states the ids (checked by the caller) and their messages, in the order handed over
+     * @param operation the caller's method, for the errors
+     * @throws NullPointerException if a state or one of its messages is null (naming which)
+     * @throws StoppedException after {@link #stop} began; nothing was taken
+     * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
+     */
+    public void saveAll(Map<K, List<M>> states, String operation) {
+        List<StateJournal.Entry<K, M>> entries = new ArrayList<>(states.size());
+        states.forEach((id, messages) -> entries.add(new StateJournal.Entry<>(id, copyOf(messages))));
+        if (!entries.isEmpty()) {
+            queue.handOver(entries, operation);
+        }
+    }
+
+    /**
+     * Hands over the deletion of several ids at once, all or none, and returns at once.
+     *
+     * @param ids the ids, checked by the caller
+     * @param operation the caller's method, for the errors
+     * @throws StoppedException after {@link #stop} began; nothing was taken
+     * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
+     */
+    public void deleteAll(List<K> ids, String operation) {
+        List<StateJournal.Entry<K, M>> entries = new ArrayList<>(ids.size());
+        ids.forEach(id -> entries.add(new StateJournal.Entry<>(id, null)));
+        if (!entries.isEmpty()) {
+            queue.handOver(entries, operation);
+        }
     }
 
     /**
@@ -222,7 +298,7 @@ public final class WriteBehindEngine<K, M> implements dev.memlife.WriteBehind<K>
      * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
      */
     public void delete(K id, String operation) {
-        queue.handOver(id, null, operation);
+        queue.handOver(List.of(new StateJournal.Entry<>(id, null)), operation);
     }
 
     private static <M> List<M> copyOf(List<M> messages) {

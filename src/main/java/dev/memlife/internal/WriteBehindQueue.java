@@ -83,12 +83,10 @@ final class WriteBehindQueue<K, M> {
     private final Map<K, Pending<K, M>> pending = new LinkedHashMap<>();
     /** Entries whose latest state waits for the writer, in the order they first waited. */
     private final ArrayDeque<Pending<K, M>> queue = new ArrayDeque<>();
-    /** The entry whose state the writer is handing to the sink now, or null. */
-    private Pending<K, M> inFlight;
-    /** The oldest handover the in-flight write covers (see {@link Pending#oldest}). */
-    private long inFlightOldest;
-    /** When that handover came, on the ticker. */
-    private long inFlightSince;
+    /** The entries whose states the writer is handing to the sink now, in one call; empty between calls. */
+    private final List<Pending<K, M>> inFlight = new ArrayList<>();
+    /** The most entries one sink call takes: 1 writes one id at a time. */
+    private final int maxBatch;
     /** Writes the sink failed since it last took one: how long it has kept failing. */
     private long failingWrites;
     /** Handovers so far: the sequence number of the last one. */
@@ -120,6 +118,11 @@ final class WriteBehindQueue<K, M> {
         long oldestSince;
         /** Whether the entry is in the writer's queue. Not queued with {@code oldest != 0}: it failed. */
         boolean queued;
+        /** Whether the writer is handing this entry's state to the sink now. */
+        boolean flying;
+        /** While flying: the oldest handover the write covers (see {@link #oldest}), and when it came. */
+        long flightOldest;
+        long flightSince;
         /** What the sink threw on the last write of this id, or null. */
         Throwable failure;
 
@@ -137,15 +140,17 @@ final class WriteBehindQueue<K, M> {
      *     shutdown's deadlines
      * @param log the front's logger
      * @param journal the spool every handover is appended to before it is taken; null for none
+     * @param maxBatch the most entries one sink call takes; 1 for one at a time
      */
     WriteBehindQueue(WriteBehindEngine.Sink<K, M> sink, String name, String component, WriteBehindEngine.Words words,
-            WriteBehindBuilder<?> settings, Logger log, StateJournal<K, M> journal) {
+            WriteBehindBuilder<?> settings, Logger log, StateJournal<K, M> journal, int maxBatch) {
         this.journal = journal;
+        this.maxBatch = maxBatch;
         this.sink = sink;
         this.name = name;
         this.component = component;
         this.words = words;
-        this.threads = Threads.named("memlife-chat-writer-" + name).orUser(settings.threadFactory().orElse(null));
+        this.threads = Threads.named(words.writerThread() + name).orUser(settings.threadFactory().orElse(null));
         this.keepAliveNanos = Checks.saturatedNanos(settings.writerKeepAlive());
         this.ticker = settings.ticker();
         this.log = log;
@@ -186,40 +191,53 @@ final class WriteBehindQueue<K, M> {
     }
 
     /**
-     * Makes {@code state} (null: a delete) the latest state of {@code id}.
+     * Makes each entry's state (null: a delete) the latest state of its id, all or none.
      *
+     * @param entries the ids and their new states, in the order they were handed over
      * @param operation the caller's method, for the error
      * @throws StoppedException after a shutdown began; nothing was taken
      * @throws RejectedExecutionException if no writer thread could be started; nothing was taken
      */
-    void handOver(K id, List<M> state, String operation) {
+    void handOver(List<StateJournal.Entry<K, M>> entries, String operation) {
         lock.lock();
         try {
             if (this.state != State.OPEN) {
-                rejected++;
-                throw new StoppedException(component, operation + " of " + words.id() + " " + id);
+                rejected += entries.size();
+                throw new StoppedException(component, operation + " of " + describe(entries));
             }
             if (writer == null) {
                 Throwable refused = startWriter();
                 if (refused != null) {
-                    rejected++;
+                    rejected += entries.size();
                     throw new RejectedExecutionException(component + ": no writer thread could be started; "
-                            + operation + " of " + words.id() + " " + id + " was not taken", refused);
+                            + operation + " of " + describe(entries) + " was not taken", refused);
                 }
             }
             if (journal != null) {
                 try {
-                    journal.append(id, state, this::liveStates); // before it is taken: it survives a crash
+                    journal.append(entries, this::liveStates); // before it is taken: it survives a crash
                 } catch (RuntimeException e) {
-                    rejected++;
+                    rejected += entries.size();
                     throw e;
                 }
             }
-            take(id, state);
+            for (StateJournal.Entry<K, M> e : entries) {
+                take(e.id(), e.state());
+            }
             changed.signalAll();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@return "memory id c1", or "3 document ids [a, b, c]", for errors} */
+    private String describe(List<StateJournal.Entry<K, M>> entries) {
+        if (entries.size() == 1) {
+            return words.id() + " " + entries.get(0).id();
+        }
+        List<K> ids = new ArrayList<>(entries.size());
+        entries.forEach(e -> ids.add(e.id()));
+        return entries.size() + " " + words.id() + "s " + ids;
     }
 
     /**
@@ -319,7 +337,12 @@ final class WriteBehindQueue<K, M> {
 
     /** Where the handovers up to {@code barrier} stand. Under the lock. */
     private Barrier barrier(long barrier) {
-        Barrier result = inFlight != null && inFlightOldest <= barrier ? Barrier.WAITING : Barrier.MET;
+        Barrier result = Barrier.MET;
+        for (Pending<K, M> p : inFlight) {
+            if (p.flightOldest <= barrier) {
+                result = Barrier.WAITING;
+            }
+        }
         for (Pending<K, M> p : pending.values()) {
             if (p.oldest != 0 && p.oldest <= barrier) {
                 if (!p.queued) {
@@ -360,7 +383,7 @@ final class WriteBehindQueue<K, M> {
                 state = State.DRAINING;
                 retryFailed();
             }
-            while (state != State.CLOSED && (inFlight != null || !queue.isEmpty()) && !deadline.expired()) {
+            while (state != State.CLOSED && (!inFlight.isEmpty() || !queue.isEmpty()) && !deadline.expired()) {
                 if (writer == null && !queue.isEmpty() && startWriter() != null) {
                     break; // no thread to write with: what waits is abandoned
                 }
@@ -412,7 +435,12 @@ final class WriteBehindQueue<K, M> {
                 failed.put(p.id, p.failure);
             }
         }
-        List<K> stillRunning = inFlight != null && inFlight.oldest == 0 ? List.of(inFlight.id) : List.of();
+        List<K> stillRunning = new ArrayList<>(inFlight.size());
+        for (Pending<K, M> p : inFlight) {
+            if (p.oldest == 0) { // nothing newer waits for this id: the write in flight decides it
+                stillRunning.add(p.id);
+            }
+        }
         return new Outcome<>(new WriteBehindReport<>(writtenWhileDraining, failed, abandoned, stillRunning,
                 figuresNow(), deadline.budget(), deadline.elapsed()), closedHere);
     }
@@ -431,7 +459,7 @@ final class WriteBehindQueue<K, M> {
         long oldestSince = Long.MAX_VALUE;
         for (Pending<K, M> p : pending.values()) { // bounded by conversations, not messages
             // the in-flight write's handovers are older than any that came while it runs
-            long since = p == inFlight ? inFlightSince : p.oldest != 0 ? p.oldestSince : Long.MAX_VALUE;
+            long since = p.flying ? p.flightSince : p.oldest != 0 ? p.oldestSince : Long.MAX_VALUE;
             oldestSince = Math.min(oldestSince, since);
         }
         Duration oldestAge = oldestSince == Long.MAX_VALUE ? Duration.ZERO
@@ -450,14 +478,17 @@ final class WriteBehindQueue<K, M> {
         return writer == null ? refused[0] : null;
     }
 
-    /** The writer thread's body: writes the queue's entries, one at a time, until idle or closed. */
+    /**
+     * The writer thread's body: writes the queue's entries, in the order they first waited, up to
+     * {@link #maxBatch} saves or deletes a call, until idle or closed.
+     */
     private void runWriter() {
         lock.lock();
         try {
             while (true) {
-                Pending<K, M> p = state == State.CLOSED ? null : queue.pollFirst();
-                if (p != null) {
-                    write(p);
+                List<Pending<K, M>> batch = state == State.CLOSED ? List.of() : nextBatch();
+                if (!batch.isEmpty()) {
+                    write(batch);
                 } else if (!awaitWork()) {
                     return;
                 }
@@ -491,62 +522,105 @@ final class WriteBehindQueue<K, M> {
         return state != State.CLOSED;
     }
 
-    /** Writes {@code p}'s latest state; called and returns under the lock, calls the sink without it. */
-    private void write(Pending<K, M> p) {
-        List<M> value = p.state;
-        p.queued = false;
-        inFlight = p;
-        inFlightOldest = p.oldest;
-        inFlightSince = p.oldestSince;
-        p.oldest = 0;
+    /** The queue's first entry and those after it of the same kind (saves or deletes), up to {@link #maxBatch}. Under the lock. */
+    private List<Pending<K, M>> nextBatch() {
+        Pending<K, M> first = queue.pollFirst();
+        if (first == null) {
+            return List.of();
+        }
+        if (maxBatch == 1) {
+            return List.of(first);
+        }
+        List<Pending<K, M>> batch = new ArrayList<>();
+        batch.add(first);
+        boolean deletes = first.state == null;
+        while (batch.size() < maxBatch && !queue.isEmpty() && (queue.peekFirst().state == null) == deletes) {
+            batch.add(queue.pollFirst());
+        }
+        return batch;
+    }
+
+    /**
+     * Writes the latest states of {@code batch} (all saves or all deletes) in one sink call; called
+     * and returns under the lock, calls the sink without it.
+     */
+    private void write(List<Pending<K, M>> batch) {
+        boolean deletes = batch.get(0).state == null;
+        Map<K, List<M>> states = new LinkedHashMap<>();
+        for (Pending<K, M> p : batch) {
+            states.put(p.id, p.state);
+            p.queued = false;
+            p.flying = true;
+            p.flightOldest = p.oldest;
+            p.flightSince = p.oldestSince;
+            p.oldest = 0;
+            inFlight.add(p);
+        }
         Throwable failure = null;
         lock.unlock();
         try {
-            if (value == null) {
-                sink.delete(p.id);
+            if (deletes) {
+                sink.deleteAll(List.copyOf(states.keySet()));
             } else {
-                sink.save(p.id, value);
+                sink.saveAll(states);
             }
-        } catch (Throwable t) { // whatever the sink throws is its failure of this write, Errors too
+        } catch (Throwable t) { // whatever the sink throws is its failure of these writes, Errors too
             failure = t;
         } finally {
             Thread.interrupted(); // an interrupt the sink left is not the writer's
             lock.lock();
         }
-        inFlight = null;
-        String what = (value == null ? "delete" : words.save()) + " of " + words.id() + " " + p.id;
+        inFlight.clear();
+        String what = (deletes ? "delete" : words.save()) + " of " + (batch.size() == 1
+                ? words.id() + " " + batch.get(0).id : batch.size() + " " + words.id() + "s " + states.keySet());
         if (failure == null) {
             failingWrites = 0;
-            if (value == null) {
-                sinkDeletes++;
-            } else {
-                sinkSaves++;
+            for (Pending<K, M> p : batch) {
+                written(p, deletes);
             }
-            if (p.oldest == 0) { // nothing newer was handed over meanwhile: the sink has the latest
-                pending.remove(p.id);
-                if (state != State.OPEN) {
-                    writtenWhileDraining.add(p.id);
-                }
-                if (journal != null && pending.isEmpty() && state != State.CLOSED) {
-                    clearJournal(); // every state handed over is in the sink
-                }
+            if (journal != null && pending.isEmpty() && state != State.CLOSED) {
+                clearJournal(); // every state handed over is in the sink
             }
             if (state == State.CLOSED) {
                 log.info("{}: the {} still running at the shutdown deadline ended: written", component, what);
             }
         } else {
-            sinkFailures++;
-            failingWrites++;
-            p.failure = failure;
-            // The handovers this write covered are unwritten again. If nothing newer came, the
-            // failed state is the latest: kept, not queued, written again with the next handover,
-            // a flush or the shutdown. If something newer came, it is queued and covers them.
-            p.oldest = p.oldest == 0 ? inFlightOldest : Math.min(p.oldest, inFlightOldest);
-            p.oldestSince = inFlightSince; // the failed write's handovers are the oldest unwritten ones
+            sinkFailures += batch.size();
+            failingWrites += batch.size();
+            for (Pending<K, M> p : batch) {
+                failed(p, failure);
+            }
             failureLog.warn(name, component + ": the " + words.sink() + " failed the " + what + " (" + failure
                     + "); the state is kept, readable, and written again with that id's next " + words.save()
                     + ", a flush or the shutdown", failure);
         }
         changed.signalAll();
+    }
+
+    /** {@code p}'s write returned. Under the lock. */
+    private void written(Pending<K, M> p, boolean delete) {
+        p.flying = false;
+        if (delete) {
+            sinkDeletes++;
+        } else {
+            sinkSaves++;
+        }
+        if (p.oldest == 0) { // nothing newer was handed over meanwhile: the sink has the latest
+            pending.remove(p.id);
+            if (state != State.OPEN) {
+                writtenWhileDraining.add(p.id);
+            }
+        }
+    }
+
+    /** {@code p}'s write threw {@code failure}. Under the lock. */
+    private void failed(Pending<K, M> p, Throwable failure) {
+        p.flying = false;
+        p.failure = failure;
+        // The handovers this write covered are unwritten again. If nothing newer came, the failed
+        // state is the latest: kept, not queued, written again with the next handover, a flush or
+        // the shutdown. If something newer came, it is queued and covers them.
+        p.oldest = p.oldest == 0 ? p.flightOldest : Math.min(p.oldest, p.flightOldest);
+        p.oldestSince = p.flightSince; // the failed write's handovers are the oldest unwritten ones
     }
 }

@@ -75,7 +75,7 @@ public final class WriteBehindChatMemoryStore
         extends WriteBehindDecorator<Object> implements ChatMemoryStore {
 
     private static final WriteBehindEngine.Words WORDS = new WriteBehindEngine.Words(WriteBehindChatMemoryStore.class,
-            "write-behind chat memory store", "memory id", "store", "update");
+            "write-behind chat memory store", "memory id", "store", "update", "memlife-chat-writer-");
 
     /** The write-behind itself, shared with memlife's Spring AI repository; this class adapts it. */
     private final WriteBehindEngine<Object, ChatMessage> engine;

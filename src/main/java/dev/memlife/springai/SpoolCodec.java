@@ -1,5 +1,6 @@
 package dev.memlife.springai;
 
+import dev.memlife.internal.SpoolText;
 import dev.memlife.internal.StateJournal;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -104,21 +105,10 @@ final class SpoolCodec implements StateJournal.Codec<String, Message> {
     }
 
     private static void text(DataOutputStream out, String s) throws IOException {
-        if (s == null) {
-            out.writeInt(-1);
-            return;
-        }
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(b.length);
-        out.write(b);
+        SpoolText.write(out, s);
     }
 
     private static String text(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        if (n < 0) {
-            return null;
-        }
-        byte[] b = in.readNBytes(n);
-        return new String(b, StandardCharsets.UTF_8);
+        return SpoolText.read(in);
     }
 }

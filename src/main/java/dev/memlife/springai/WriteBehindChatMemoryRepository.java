@@ -82,7 +82,7 @@ public final class WriteBehindChatMemoryRepository
         extends WriteBehindDecorator<String> implements ChatMemoryRepository {
 
     private static final WriteBehindEngine.Words WORDS = new WriteBehindEngine.Words(WriteBehindChatMemoryRepository.class,
-            "write-behind chat memory repository", "conversation id", "repository", "save");
+            "write-behind chat memory repository", "conversation id", "repository", "save", "memlife-chat-writer-");
 
     /** The write-behind itself, shared with memlife's LangChain4j store; this class adapts it. */
     private final WriteBehindEngine<String, Message> engine;
