@@ -6,8 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.ai.document.Document;
+import org.springframework.ai.embedding.BatchingStrategy;
 import org.springframework.ai.embedding.Embedding;
 import org.springframework.ai.embedding.EmbeddingModel;
+import org.springframework.ai.embedding.EmbeddingOptions;
 import org.springframework.ai.embedding.EmbeddingRequest;
 import org.springframework.ai.embedding.EmbeddingResponse;
 
@@ -19,8 +21,18 @@ import org.springframework.ai.embedding.EmbeddingResponse;
  */
 public final class MiniLmEmbeddingModel implements EmbeddingModel {
 
-    /** One call: on which thread, how many texts. */
-    public record Call(String thread, int texts) {}
+    /** One call: on which thread, how many texts, and whether a search's query or documents being stored. */
+    public record Call(String thread, int texts, Kind kind) {}
+
+    /** What a call embedded. */
+    public enum Kind {
+        /** A search's query ({@code embed(String)}, as {@code SimpleVectorStore}'s search calls it). */
+        QUERY,
+        /** Documents being stored ({@code embed(List<Document>, ...)}, as {@code SimpleVectorStore}'s add calls it). */
+        DOCUMENTS,
+        /** Texts through {@link #call} directly. */
+        TEXTS
+    }
 
     private static final AllMiniLmL6V2EmbeddingModel MODEL = new AllMiniLmL6V2EmbeddingModel();
 
@@ -28,8 +40,27 @@ public final class MiniLmEmbeddingModel implements EmbeddingModel {
 
     @Override
     public EmbeddingResponse call(EmbeddingRequest request) {
-        List<String> texts = request.getInstructions();
-        calls.add(new Call(Thread.currentThread().getName(), texts.size()));
+        calls.add(new Call(Thread.currentThread().getName(), request.getInstructions().size(), Kind.TEXTS));
+        return embedAll(request.getInstructions());
+    }
+
+    @Override
+    public float[] embed(String text) {
+        calls.add(new Call(Thread.currentThread().getName(), 1, Kind.QUERY));
+        return embedAll(List.of(text)).getResults().get(0).getOutput();
+    }
+
+    @Override
+    public List<float[]> embed(List<Document> documents, EmbeddingOptions options, BatchingStrategy batching) {
+        calls.add(new Call(Thread.currentThread().getName(), documents.size(), Kind.DOCUMENTS));
+        List<String> texts = new ArrayList<>(documents.size());
+        documents.forEach(d -> texts.add(d.getText()));
+        List<float[]> vectors = new ArrayList<>(documents.size());
+        embedAll(texts).getResults().forEach(e -> vectors.add(e.getOutput()));
+        return vectors;
+    }
+
+    private static EmbeddingResponse embedAll(List<String> texts) {
         List<TextSegment> segments = new ArrayList<>(texts.size());
         texts.forEach(t -> segments.add(TextSegment.from(t)));
         List<dev.langchain4j.data.embedding.Embedding> vectors = MODEL.embedAll(segments).content();
@@ -42,7 +73,7 @@ public final class MiniLmEmbeddingModel implements EmbeddingModel {
 
     @Override
     public float[] embed(Document document) {
-        return embed(document.getText());
+        return embed(List.of(document), null, null).get(0);
     }
 
     @Override
@@ -58,5 +89,10 @@ public final class MiniLmEmbeddingModel implements EmbeddingModel {
     /** {@return the names of the threads that have called the model so far} */
     public List<String> threads() {
         return calls.stream().map(Call::thread).distinct().toList();
+    }
+
+    /** {@return the calls so far that embedded {@code kind}} */
+    public List<Call> calls(Kind kind) {
+        return calls.stream().filter(c -> c.kind() == kind).toList();
     }
 }
