@@ -29,14 +29,14 @@ import java.util.concurrent.TimeUnit;
  * it got. A line counts only once it is complete: a child killed in the middle of printing leaves
  * a last line without its {@value #END} terminator, which is not a confirmation.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
 
     /** The start of a line naming one write confirmed durable: {@code "DURABLE <marker> ."}. */
-    static final String DURABLE = "DURABLE ";
+    public static final String DURABLE = "DURABLE ";
     /** Every complete line of the protocol ends so. */
-    static final String END = " .";
+    public static final String END = " .";
     /** The line {@link #finish()} sends the child: finish the writes under way, stop cleanly. */
-    static final String FINISH = "FINISH";
+    public static final String FINISH = "FINISH";
 
     private final String name;
     private final Process process;
@@ -63,12 +63,12 @@ final class ChildJvm implements AutoCloseable {
      * @param name names the child in messages and its stderr file
      * @param stderrDir where the child's stderr goes, as {@code <name>.stderr.txt}
      */
-    static ChildJvm start(String name, Path stderrDir, Class<?> main, String... args) throws IOException {
+    public static ChildJvm start(String name, Path stderrDir, Class<?> main, String... args) throws IOException {
         return start(name, stderrDir, List.of(), main, args);
     }
 
     /** {@link #start(String, Path, Class, String...)} with {@code jvmOptions} too, such as {@code -Xmx40m}. */
-    static ChildJvm start(String name, Path stderrDir, List<String> jvmOptions, Class<?> main, String... args)
+    public static ChildJvm start(String name, Path stderrDir, List<String> jvmOptions, Class<?> main, String... args)
             throws IOException {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -105,7 +105,7 @@ final class ChildJvm implements AutoCloseable {
      * Waits for the child's next line starting with {@code prefix}, skipping other lines; fails
      * with the child's output if none comes within {@code within}.
      */
-    String awaitLine(String prefix, Duration within) throws InterruptedException {
+    public String awaitLine(String prefix, Duration within) throws InterruptedException {
         long until = System.nanoTime() + within.toNanos();
         while (true) {
             String l = unread.poll(until - System.nanoTime(), TimeUnit.NANOSECONDS);
@@ -123,7 +123,7 @@ final class ChildJvm implements AutoCloseable {
      * Waits until the child has confirmed at least {@code count} writes durable; fails if it does
      * not within {@code within}.
      */
-    void awaitDurable(int count, Duration within) throws InterruptedException {
+    public void awaitDurable(int count, Duration within) throws InterruptedException {
         long until = System.nanoTime() + within.toNanos();
         while (durableCount() < count) {
             String l = unread.poll(until - System.nanoTime(), TimeUnit.NANOSECONDS);
@@ -135,12 +135,12 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
-    int durableCount() {
+    public int durableCount() {
         return durable.size();
     }
 
     /** Asks the child to finish the writes under way and stop cleanly ({@link ChildOutput#finishRequested()}). */
-    void finish() throws IOException {
+    public void finish() throws IOException {
         OutputStream stdin = process.getOutputStream();
         stdin.write((FINISH + "\n").getBytes(StandardCharsets.UTF_8));
         stdin.flush();
@@ -150,7 +150,7 @@ final class ChildJvm implements AutoCloseable {
      * SIGKILLs the child (and any process it started), waits for its exit and for the last of
      * its stdout. Lines it finished printing before it died are confirmations like any other.
      */
-    void kill(Duration within) throws InterruptedException {
+    public void kill(Duration within) throws InterruptedException {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly(); // SIGKILL on Linux
         awaitExit(within);
@@ -158,8 +158,16 @@ final class ChildJvm implements AutoCloseable {
                 tail(), stderr()).isEqualTo(128 + 9);
     }
 
+    /**
+     * Sends the child SIGTERM, as a service manager stops a service: its shutdown hooks run. Its
+     * stdin stays open (Process.destroy would close it, and the child halts when it does).
+     */
+    public void terminate() {
+        process.toHandle().destroy(); // SIGTERM on Linux
+    }
+
     /** Waits for the child's exit and the end of its stdout; fails if it does not exit in time. */
-    int awaitExit(Duration within) throws InterruptedException {
+    public int awaitExit(Duration within) throws InterruptedException {
         long until = System.nanoTime() + within.toNanos();
         boolean exited = process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS);
         if (!exited) {
@@ -172,14 +180,14 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** {@return every write the child confirmed durable, by marker, in the order it printed them} */
-    List<String> durable() {
+    public List<String> durable() {
         synchronized (durable) {
             return List.copyOf(durable);
         }
     }
 
     /** {@return every complete line the child printed} */
-    List<String> lines() {
+    public List<String> lines() {
         synchronized (lines) {
             return List.copyOf(lines);
         }
@@ -192,7 +200,7 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** {@return the child's stderr so far} */
-    String stderr() {
+    public String stderr() {
         try {
             return Files.exists(stderr) ? Files.readString(stderr, StandardCharsets.UTF_8) : "";
         } catch (IOException e) {

@@ -13,7 +13,7 @@ import java.util.List;
  * test's word on stdin, and the orphan guard: a child whose stdin closes (the test JVM is gone)
  * halts.
  */
-final class ChildOutput {
+public final class ChildOutput {
 
     private static final PrintStream OUT = System.out;
     private static volatile boolean finish;
@@ -21,13 +21,13 @@ final class ChildOutput {
     private ChildOutput() {}
 
     /** Prints one protocol line and flushes it. */
-    static synchronized void say(String line) {
+    public static synchronized void say(String line) {
         OUT.print(line + ChildJvm.END + "\n");
         OUT.flush();
     }
 
     /** Prints one {@link ChildJvm#DURABLE} line per marker, flushed together. */
-    static synchronized void durable(List<String> markers) {
+    public static synchronized void durable(List<String> markers) {
         StringBuilder lines = new StringBuilder(markers.size() * 32);
         for (String m : markers) {
             lines.append(ChildJvm.DURABLE).append(m).append(ChildJvm.END).append('\n');
@@ -40,7 +40,7 @@ final class ChildOutput {
      * Listens on stdin: a {@value ChildJvm#FINISH} line sets {@link #finishRequested()}; the end
      * of stdin (the test that started this child is gone) halts the JVM.
      */
-    static void listenToTheTest() {
+    public static void listenToTheTest() {
         Thread guard = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 for (String l = in.readLine(); l != null; l = in.readLine()) {
@@ -58,7 +58,7 @@ final class ChildOutput {
     }
 
     /** {@return whether the test asked this child to finish its writes and stop cleanly} */
-    static boolean finishRequested() {
+    public static boolean finishRequested() {
         return finish;
     }
 }
