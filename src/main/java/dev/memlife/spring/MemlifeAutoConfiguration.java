@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -56,7 +57,11 @@ import org.springframework.core.env.Environment;
  *   <li>{@code memlifeMetrics}, the gateway's {@link MemlifeMetrics}, when Micrometer is on the
  *       class path: Boot binds it to its meter registry;
  *   <li>{@code memlifeWriteBehindMetrics}, the {@link WriteBehindMetrics} of every write-behind
- *       chat memory bean, when Micrometer is on the class path;
+ *       bean (chat memories and vector stores), when Micrometer is on the class path;
+ *   <li>{@code memlifeWriteBehindVectorStores}, with {@code memlife.vector-store.write-behind=true}:
+ *       every Spring AI {@code VectorStore} bean is wrapped in a {@code WriteBehindVectorStore}
+ *       named after it ({@code memlife.vector-store.*}), drained at the context's shutdown before
+ *       the store behind is destroyed;
  *   <li>{@code memlifeSpools}, the agents' {@link SpoolDirectory}, when {@code memlife.spool.dir} is
  *       set;
  *   <li>{@code memlifeWiringLog}, the one line at start-up that says what memlife wired.
@@ -237,6 +242,25 @@ public class MemlifeAutoConfiguration {
     static Duration phaseTimeout(Environment environment) {
         return Binder.get(environment).bind(PHASE_TIMEOUT_PROPERTY, Duration.class)
                 .orElse(MemlifeLifecycle.DEFAULT_PHASE_TIMEOUT);
+    }
+
+    /**
+     * Write-behind for the application's Spring AI vector stores
+     * (memlife.vector-store.write-behind=true): see {@link WriteBehindVectorStores}. Static, and
+     * bound from the environment rather than the properties bean: a bean post-processor is made
+     * before other beans.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.ai.vectorstore.VectorStore")
+    @ConditionalOnProperty(prefix = "memlife.vector-store", name = "write-behind", havingValue = "true")
+    static class VectorStores {
+        @Bean
+        static BeanPostProcessor memlifeWriteBehindVectorStores(Environment environment) {
+            MemlifeProperties.VectorStore settings = Binder.get(environment)
+                    .bind("memlife.vector-store", MemlifeProperties.VectorStore.class)
+                    .orElseGet(() -> new MemlifeProperties.VectorStore(true, 64, Duration.ofSeconds(10), null, false));
+            return new WriteBehindVectorStores(settings);
+        }
     }
 
     /**

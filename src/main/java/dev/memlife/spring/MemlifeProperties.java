@@ -19,11 +19,13 @@ import org.springframework.util.unit.DataSize;
  * @param store the shared JDBC store's settings
  * @param tracker the session commit tracker's settings
  * @param spool the agents' spools: set memlife.spool.dir to turn them on
+ * @param vectorStore the application's Spring AI vector stores: set
+ *     memlife.vector-store.write-behind=true to write them behind
  */
 @ConfigurationProperties("memlife")
 public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultValue("20s") Duration drainTimeout,
         @DefaultValue Gateway gateway, @DefaultValue Store store, @DefaultValue Tracker tracker,
-        @DefaultValue Spool spool) {
+        @DefaultValue Spool spool, @DefaultValue VectorStore vectorStore) {
 
     /**
      * The agent gateway ({@link AgentGateway.Builder}).
@@ -73,4 +75,21 @@ public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultV
      */
     public record Spool(String dir, @DefaultValue("1GB") DataSize maxBytes, @DefaultValue("64MB") DataSize segmentBytes,
             @DefaultValue("1m") Duration recoveryTimeout) {}
+
+    /**
+     * The application's Spring AI vector stores: with write-behind on, every VectorStore bean is
+     * wrapped in a WriteBehindVectorStore named after the bean, so its adds (two per request with
+     * VectorStoreChatMemoryAdvisor) return at once and are embedded and stored on a writer thread,
+     * in batches; the context's shutdown drains them before the stores behind are destroyed.
+     * Inject such a bean as VectorStore, not as its own class.
+     *
+     * @param writeBehind whether to wrap every VectorStore bean
+     * @param batchSize the most documents per call to a store behind (one embedding call)
+     * @param closeTimeout how long the shutdown drain of each wrapped store may take
+     * @param spoolDir a directory for their spools (one per bean, named after it), so a crash loses
+     *     no document added; unset, no spool
+     * @param durable with a spool, whether every add is also forced to disk before it returns
+     */
+    public record VectorStore(@DefaultValue("false") boolean writeBehind, @DefaultValue("64") int batchSize,
+            @DefaultValue("10s") Duration closeTimeout, String spoolDir, @DefaultValue("false") boolean durable) {}
 }

@@ -167,7 +167,9 @@ class StarterPerNeedTest {
             metadata = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         }
         for (String property : List.of("memlife.gateway.enabled", "memlife.spool.dir", "memlife.spool.max-bytes",
-                "memlife.spool.segment-bytes", "memlife.spool.recovery-timeout")) {
+                "memlife.spool.segment-bytes", "memlife.spool.recovery-timeout", "memlife.vector-store.write-behind",
+                "memlife.vector-store.batch-size", "memlife.vector-store.close-timeout", "memlife.vector-store.spool-dir",
+                "memlife.vector-store.durable")) {
             assertThat(metadata).as(property).containsPattern(
                     "\"name\": \"" + java.util.regex.Pattern.quote(property) + "\",\\s*\"type\": \"[^\"]+\",\\s*\"description\": \"\\w");
         }
