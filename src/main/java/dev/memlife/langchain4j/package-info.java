@@ -1,7 +1,7 @@
 /**
- * memlife under and over LangChain4j's chat memory (LangChain4j 1.19.0, an optional dependency:
- * add {@code dev.langchain4j:langchain4j-core}, or {@code dev.langchain4j:langchain4j}, which
- * brings it).
+ * memlife under and over LangChain4j's chat memory and embedding stores (LangChain4j 1.19.0, an
+ * optional dependency: add {@code dev.langchain4j:langchain4j-core}, or {@code
+ * dev.langchain4j:langchain4j}, which brings it).
  *
  * <ul>
  *   <li><b>Under:</b> {@link dev.memlife.langchain4j.WriteBehindChatMemoryStore} is a {@code
@@ -12,6 +12,14 @@
  *   <li><b>Over:</b> {@link dev.memlife.langchain4j.ChatMemoryStoreProvider} is a {@link
  *       dev.memlife.MemoryProvider} that appends every turn a memory manager delivers to a {@code
  *       ChatMemoryStore}, idempotently by write id.
+ *   <li><b>Long-term memory, off the request path:</b> {@link
+ *       dev.memlife.langchain4j.WriteBehindEmbeddingIngestor} takes text segments at once and
+ *       embeds them behind, a batch per call to the {@code EmbeddingModel}, into an {@code
+ *       EmbeddingStore}, with the same flush, bounded stop, report by segment id and optional
+ *       spool. {@link dev.memlife.langchain4j.SemanticMemoryProvider} is a {@link
+ *       dev.memlife.MemoryProvider} that embeds every batch of turns a memory manager delivers in
+ *       one call into an {@code EmbeddingStore}, and recalls the earlier turns closest in meaning
+ *       to the next message, optionally scoped per user.
  * </ul>
  *
  * <p>This is the only package of memlife that uses LangChain4j; nothing else in memlife depends

@@ -81,6 +81,7 @@ import org.springframework.ai.vectorstore.filter.Filter;
  * caller's objects, written as they are: do not change one after adding it. The store behind is
  * the application's: this one never closes it.
  */
+@SuppressWarnings("exports") // VectorStore and Document: patched into spring.ai.model to compile (see module-info)
 public final class WriteBehindVectorStore extends WriteBehindDecorator<String> implements VectorStore {
 
     private static final WriteBehindEngine.Words WORDS = new WriteBehindEngine.Words(WriteBehindVectorStore.class,
