@@ -75,11 +75,8 @@ public abstract class BatchingWriteBehindBuilder<B extends BatchingWriteBehindBu
      *     #MAX_RETRY_BACKOFF}, naming the value
      */
     public final B retryBackoff(Duration retryBackoff) {
-        Checks.nonNegative(retryBackoff, "retryBackoff");
-        if (retryBackoff.compareTo(MAX_RETRY_BACKOFF) > 0) {
-            throw new IllegalArgumentException("retryBackoff must be at most " + MAX_RETRY_BACKOFF + ": " + retryBackoff);
-        }
-        this.retryBackoff = retryBackoff;
+        this.retryBackoff = Checks.nonNegative(retryBackoff, MAX_RETRY_BACKOFF,
+                "MAX_RETRY_BACKOFF (" + MAX_RETRY_BACKOFF + ")", "retryBackoff");
         return self();
     }
 

@@ -78,6 +78,23 @@ public final class StateJournal<K, M> implements AutoCloseable {
     }
 
     /**
+     * A codec whose ids are strings, kept as UTF-8.
+     *
+     * @param <M> the messages
+     */
+    public interface StringIds<M> extends Codec<String, M> {
+        @Override
+        default byte[] id(String id) {
+            return id.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+
+        @Override
+        default String id(byte[] bytes) {
+            return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
      * One id's latest state, or its deletion.
      *
      * @param id the id

@@ -51,7 +51,7 @@ import java.util.function.Function;
  * <p><b>Writes, off the request path.</b> The manager calls {@link #syncBatch} on its writer
  * thread with every turn already queued, up to its batch size: the whole batch is embedded in one
  * {@link EmbeddingModel#embedAll} call and stored in one {@link EmbeddingStore#addAll(List, List,
- * List)} call. A batch the model or the store refuses is tried again, {@link Builder#retryAttempts}
+ * List)} call. A batch the model or the store refuses is tried again, {@link Builder#retry}
  * times in all with a doubling wait (the embeddings are kept if only the store failed); one that
  * still fails throws, and the manager counts and reports each of its turns by write id. The retry
  * waits are on the manager's writer thread: keep them short.
@@ -163,8 +163,7 @@ public final class SemanticMemoryProvider implements MemoryProvider {
      */
     @Override
     public void syncBatch(List<Turn> turns) {
-        requireNonNull(turns, "turns");
-        if (turns.isEmpty()) {
+        if (requireNonNull(turns, "turns").isEmpty()) {
             return;
         }
         List<String> ids = new ArrayList<>(turns.size());
@@ -333,35 +332,23 @@ public final class SemanticMemoryProvider implements MemoryProvider {
         }
 
         /**
-         * Attempts per batch in all (1: no retry) before the batch's turns count as failed; default
-         * {@value BatchingWriteBehindBuilder#DEFAULT_RETRY_ATTEMPTS}.
+         * How a batch the model or the store refuses is tried again before its turns count as
+         * failed (memlife's writer then counts them per write id): {@code attempts} in all (1: no
+         * retry), waiting {@code backoff} after the first failed one on the manager's writer thread,
+         * doubled after each next one, up to {@link BatchingWriteBehindBuilder#MAX_RETRY_BACKOFF}.
+         * Default 3 attempts, 200 ms.
          *
-         * @param retryAttempts the number of attempts; at least 1
-         * @return this builder
-         */
-        public Builder retryAttempts(int retryAttempts) {
-            this.retryAttempts = Checks.atLeast(retryAttempts, 1, "retryAttempts");
-            return this;
-        }
-
-        /**
-         * The wait after a batch's first failed attempt, on the manager's writer thread; doubled
-         * after each next one, up to {@link BatchingWriteBehindBuilder#MAX_RETRY_BACKOFF}. Zero
-         * retries at once. Default 200 ms.
-         *
-         * @param retryBackoff the first wait; zero or more, at most {@link
+         * @param attempts the number of attempts; at least 1
+         * @param backoff the first wait; zero or more, at most {@link
          *     BatchingWriteBehindBuilder#MAX_RETRY_BACKOFF}
          * @return this builder
-         * @throws IllegalArgumentException if {@code retryBackoff} is negative or longer than {@link
-         *     BatchingWriteBehindBuilder#MAX_RETRY_BACKOFF}, naming the value
+         * @throws IllegalArgumentException if {@code attempts} is below 1, or {@code backoff} is
+         *     negative or longer than the maximum, naming the value
          */
-        public Builder retryBackoff(Duration retryBackoff) {
-            Checks.nonNegative(retryBackoff, "retryBackoff");
-            if (retryBackoff.compareTo(BatchingWriteBehindBuilder.MAX_RETRY_BACKOFF) > 0) {
-                throw new IllegalArgumentException("retryBackoff must be at most "
-                        + BatchingWriteBehindBuilder.MAX_RETRY_BACKOFF + ": " + retryBackoff);
-            }
-            this.retryBackoff = retryBackoff;
+        public Builder retry(int attempts, Duration backoff) {
+            this.retryAttempts = Checks.atLeast(attempts, 1, "attempts");
+            this.retryBackoff = Checks.nonNegative(backoff, BatchingWriteBehindBuilder.MAX_RETRY_BACKOFF,
+                    "MAX_RETRY_BACKOFF (" + BatchingWriteBehindBuilder.MAX_RETRY_BACKOFF + ")", "backoff");
             return this;
         }
 

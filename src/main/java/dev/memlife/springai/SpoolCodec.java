@@ -8,7 +8,6 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.ai.chat.messages.AssistantMessage;
@@ -23,21 +22,11 @@ import org.springframework.ai.chat.messages.UserMessage;
  * text, an assistant message's tool calls and a tool message's responses; not their metadata or
  * media (as Spring AI's JDBC repository keeps type and text only).
  */
-final class SpoolCodec implements StateJournal.Codec<String, Message> {
+final class SpoolCodec implements StateJournal.StringIds<Message> {
 
     static final SpoolCodec INSTANCE = new SpoolCodec();
 
     private SpoolCodec() {}
-
-    @Override
-    public byte[] id(String id) {
-        return id.getBytes(StandardCharsets.UTF_8);
-    }
-
-    @Override
-    public String id(byte[] bytes) {
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
 
     @Override
     public byte[] state(List<Message> state) {

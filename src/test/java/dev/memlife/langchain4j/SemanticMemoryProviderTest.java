@@ -179,8 +179,7 @@ class SemanticMemoryProviderTest {
     void aModelThatFailsTwiceIsTriedAgainWithinTheAttemptsAndTheTurnsAreStored() {
         GatedEmbeddingModel model = new GatedEmbeddingModel(MINILM);
         HeldEmbeddingStore store = new HeldEmbeddingStore();
-        SemanticMemoryProvider provider = SemanticMemoryProvider.builder(model, store).retryAttempts(3)
-                .retryBackoff(Duration.ZERO).build();
+        SemanticMemoryProvider provider = SemanticMemoryProvider.builder(model, store).retry(3, Duration.ZERO).build();
         model.failNext(2);
 
         provider.syncBatch(List.of(turn("w:1", "s1", "a", "1"), turn("w:2", "s1", "b", "2")));
@@ -196,8 +195,7 @@ class SemanticMemoryProviderTest {
     void aModelThatAlwaysFailsFailsEachTurnOfTheBatchInTheManagersReport() throws Exception {
         GatedEmbeddingModel model = new GatedEmbeddingModel(MINILM);
         HeldEmbeddingStore store = new HeldEmbeddingStore();
-        SemanticMemoryProvider provider = SemanticMemoryProvider.builder(model, store).retryAttempts(2)
-                .retryBackoff(Duration.ZERO).build();
+        SemanticMemoryProvider provider = SemanticMemoryProvider.builder(model, store).retry(2, Duration.ZERO).build();
         model.failNext(Integer.MAX_VALUE);
         MemoryManager memory = manager("failing", provider);
         memory.syncAll("a", "1", "s1");
@@ -218,7 +216,7 @@ class SemanticMemoryProviderTest {
         GatedEmbeddingModel model = new GatedEmbeddingModel(MINILM);
         model.returnOneTooFew();
         SemanticMemoryProvider provider = SemanticMemoryProvider.builder(model, new HeldEmbeddingStore())
-                .retryAttempts(1).build();
+                .retry(1, Duration.ZERO).build();
 
         assertThatThrownBy(() -> provider.syncBatch(List.of(turn("w:1", "s1", "a", "1"), turn("w:2", "s1", "b", "2"))))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("returned 1 embeddings for 2 turns");
@@ -233,8 +231,8 @@ class SemanticMemoryProviderTest {
         assertThatThrownBy(() -> b.maxResults(0)).hasMessageContaining("maxResults");
         assertThatThrownBy(() -> b.minScore(1.5)).hasMessageContaining("minScore");
         assertThatThrownBy(() -> b.minScore(Double.NaN)).hasMessageContaining("minScore");
-        assertThatThrownBy(() -> b.retryAttempts(0)).hasMessageContaining("retryAttempts");
-        assertThatThrownBy(() -> b.retryBackoff(Duration.ofMinutes(1))).hasMessageContaining("retryBackoff");
+        assertThatThrownBy(() -> b.retry(0, Duration.ZERO)).hasMessageContaining("attempts");
+        assertThatThrownBy(() -> b.retry(3, Duration.ofMinutes(1))).hasMessageContaining("backoff").hasMessageContaining("PT1M");
         assertThatThrownBy(() -> b.name(" ")).hasMessageContaining("name");
         assertThatThrownBy(() -> b.scope(null)).hasMessage("sessionToScope");
         assertThat(b.name("long-term").build().name()).isEqualTo("long-term");
