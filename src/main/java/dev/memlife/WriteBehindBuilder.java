@@ -7,11 +7,12 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The settings every builder of a write-behind chat memory shares, written and checked once: its
- * name, the budget of its {@code close()} and how long its idle writer thread lives, on top of
- * {@link OwnerBuilder}'s thread factory and ticker. The builders of {@code
+ * The settings every builder of a write-behind decorator shares, written and checked once: its
+ * name, the budget of its {@code close()}, how long its idle writer thread lives and its spool, on
+ * top of {@link OwnerBuilder}'s thread factory and ticker. The builders of {@code
  * dev.memlife.langchain4j.WriteBehindChatMemoryStore} and {@code
- * dev.memlife.springai.WriteBehindChatMemoryRepository} extend it. Every setter checks its
+ * dev.memlife.springai.WriteBehindChatMemoryRepository} extend it; those of the vector store and
+ * the embedding ingestor through {@link BatchingWriteBehindBuilder}. Every setter checks its
  * argument and names it when it refuses one. Not thread-safe: a builder is used by one thread.
  *
  * @param <B> the builder, returned by each setter

@@ -3,10 +3,11 @@ package dev.memlife;
 import java.time.Duration;
 
 /**
- * A write-behind chat memory's figures at one moment: those of {@code
- * dev.memlife.langchain4j.WriteBehindChatMemoryStore} and {@code
- * dev.memlife.springai.WriteBehindChatMemoryRepository}, over the store or repository behind them
- * (the <em>backend</em> below). Counters only grow; {@link #pending()} is a gauge. Immutable and
+ * A write-behind decorator's figures at one moment ({@link WriteBehind#figures}): those of {@code
+ * dev.memlife.langchain4j.WriteBehindChatMemoryStore}, {@code
+ * dev.memlife.springai.WriteBehindChatMemoryRepository}, and of the vector store and embedding
+ * ingestor (where a save is one document or segment), over the store behind them (the
+ * <em>backend</em> below). Counters only grow; {@link #pending()} is a gauge. Immutable and
  * thread-safe.
  *
  * <p>Every save or delete handed over is, at any moment, exactly one of: written (part of a
@@ -22,16 +23,16 @@ import java.time.Duration;
  *     deleteByConversationId}
  * @param coalesced saves and deletes replaced by a later one of the same id before the writer took
  *     them: never written, because the later one carries the conversation's state
- * @param writtenSaves saves on the backend that returned
- * @param writtenDeletes deletes on the backend that returned
- * @param failedWrites calls on the backend that threw
+ * @param writtenSaves saves on the backend that returned (each id of a batch counts)
+ * @param writtenDeletes deletes on the backend that returned (each id of a batch counts)
+ * @param failedWrites ids whose write on the backend threw (a failed call counts each id it carried)
  * @param rejected saves and deletes refused: after shutdown began, or with no writer thread to be
  *     had
  * @param pending ids whose latest state is not in the backend yet: waiting, being written, or
  *     refused by the backend and kept
  * @param oldestPendingAge how long the oldest state not yet in the backend has waited (on the
  *     ticker); zero when nothing is pending
- * @param failingWrites backend calls that failed in a row since the backend last took one: 0
+ * @param failingWrites ids whose writes failed in a row since the backend last took one: 0
  *     while it takes them; growing while it keeps failing
  */
 public record WriteBehindFigures(long saves, long deletes, long coalesced, long writtenSaves, long writtenDeletes,

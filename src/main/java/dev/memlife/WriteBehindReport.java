@@ -10,11 +10,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a write-behind chat memory's {@code stop(Duration)} did with every id whose state was not
- * in the store or repository behind it (the <em>backend</em>) yet: the report of {@code
+ * What a write-behind decorator's {@code stop(Duration)} ({@link WriteBehind#stop}) did with every
+ * id whose state was not in the store behind it (the <em>backend</em>) yet: the report of {@code
  * dev.memlife.langchain4j.WriteBehindChatMemoryStore} (ids are LangChain4j's memory ids, {@code
- * Object}) and of {@code dev.memlife.springai.WriteBehindChatMemoryRepository} (Spring AI's
- * conversation ids, {@code String}). Immutable and thread-safe.
+ * Object}), of {@code dev.memlife.springai.WriteBehindChatMemoryRepository} (Spring AI's
+ * conversation ids), and of the vector store and embedding ingestor (document and segment ids).
+ * Immutable and thread-safe.
  *
  * <p>Every id still waiting when the shutdown began is in exactly one list: {@link #writtenIds()
  * written} before the deadline, {@link #failedIds() failed} (the backend refused its latest state,
@@ -28,8 +29,9 @@ import java.util.Map;
  *     each with what the backend threw last
  * @param abandonedIds the ids the deadline cut off before the writer started them, in the order
  *     they waited
- * @param stillRunningIds the id the writer was handing to the backend at the deadline, if any (at
- *     most one): it goes on, detached, and how it ended is logged
+ * @param stillRunningIds the ids the writer was handing to the backend at the deadline, if any (one
+ *     for a chat memory; a batch's for a vector store or an ingestor): that call goes on, detached,
+ *     and how it ended is logged
  * @param figures the write-behind's figures when the shutdown ended
  * @param budget the budget the shutdown had
  * @param elapsed how long the shutdown took
@@ -44,7 +46,7 @@ public record WriteBehindReport<K>(List<K> writtenIds, Map<K, Throwable> failedI
      * @param writtenIds the ids the shutdown wrote
      * @param failedIds the ids the backend refused, each with what it threw last
      * @param abandonedIds the ids the deadline cut off before the writer started them
-     * @param stillRunningIds the id the writer was writing at the deadline, if any
+     * @param stillRunningIds the ids the writer was writing at the deadline, if any
      * @param figures the figures when the shutdown ended
      * @param budget the budget the shutdown had
      * @param elapsed how long the shutdown took

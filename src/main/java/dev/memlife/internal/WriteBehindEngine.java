@@ -22,19 +22,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The write-behind engine of memlife's chat memory decorators ({@code
- * dev.memlife.langchain4j.WriteBehindChatMemoryStore}, {@code
- * dev.memlife.springai.WriteBehindChatMemoryRepository}), written once for both: the settings of
- * their builders ({@link WriteBehindBuilder}), the coalescing per id and the writer ({@link
- * WriteBehindQueue}), read-your-writes, the copies and checks of the messages handed over, flush,
- * the bounded stop and its {@link WriteBehindReport}, the {@link WriteBehindFigures}, the logs and
- * {@code toString}. Each decorator is a thin adapter: it checks its framework's id, calls one
- * method here, and documents the behaviour from its users' side. Not part of the API: the package
- * is not exported.
+ * The write-behind engine of memlife's decorators (the chat memories {@code
+ * dev.memlife.langchain4j.WriteBehindChatMemoryStore} and {@code
+ * dev.memlife.springai.WriteBehindChatMemoryRepository}, the {@code WriteBehindVectorStore} and
+ * the {@code WriteBehindEmbeddingIngestor}), written once for all: the settings of their builders
+ * ({@link WriteBehindBuilder}), the coalescing per id and the writer ({@link WriteBehindQueue}),
+ * batches of ids per backend call, read-your-writes, the copies and checks of what is handed over,
+ * flush, the bounded stop and its {@link WriteBehindReport}, the {@link WriteBehindFigures}, the
+ * logs and {@code toString}. Each decorator is a thin adapter: it checks its framework's id, calls
+ * one method here, and documents the behaviour from its users' side. Not part of the API: the
+ * package is not exported.
  *
- * <p>The ids are the framework's ({@code Object} memory ids, {@code String} conversation ids); the
- * state of an id is the whole list of its messages, which the {@link Sink} (the store or
- * repository behind) reads, saves and deletes.
+ * <p>The ids are the framework's ({@code Object} memory ids, {@code String} conversation, document
+ * and segment ids); the state of an id is a list (a conversation's messages; one document or
+ * segment), which the {@link Sink} (the store behind) reads, saves and deletes.
  *
  * <p>Thread-safe.
  *

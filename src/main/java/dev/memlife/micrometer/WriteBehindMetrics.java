@@ -15,8 +15,9 @@ import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The meters of a write-behind chat memory (LangChain4j's {@code WriteBehindChatMemoryStore},
- * Spring AI's {@code WriteBehindChatMemoryRepository}), read from its {@link WriteBehindFigures}:
+ * The meters of a write-behind decorator (LangChain4j's {@code WriteBehindChatMemoryStore} and
+ * {@code WriteBehindEmbeddingIngestor}, Spring AI's {@code WriteBehindChatMemoryRepository} and
+ * {@code WriteBehindVectorStore}), read from its {@link WriteBehindFigures}:
  *
  * <ul>
  *   <li>{@code memlife.writebehind.handovers{kind=save|delete}}: saves and deletes taken;
@@ -24,7 +25,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code memlife.writebehind.written{kind=save|delete}}: backend calls that returned;
  *   <li>{@code memlife.writebehind.failed}: backend calls that threw;
  *   <li>{@code memlife.writebehind.rejected}: refused after shutdown began;
- *   <li>{@code memlife.writebehind.pending}: conversations whose latest state the backend lacks;
+ *   <li>{@code memlife.writebehind.pending}: ids (conversations, documents, segments) whose latest
+ *       state the backend lacks;
  *   <li>{@code memlife.writebehind.oldest.pending}: how long the oldest of them has waited;
  *   <li>{@code memlife.writebehind.failing}: backend calls failed in a row (0 while it takes them).
  * </ul>
