@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 import org.openjdk.jmh.results.RunResult;
@@ -61,14 +62,16 @@ public final class BenchMain {
         String[] args = String.join(" ", given).trim().split("\\s+");
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
-            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service,spool]"
+            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service,spool,longterm]"
                     + " | --docs\n"
                     + "  --quick  the whole suite on 2 cores in about half an hour (default)\n"
                     + "  --full   more forks and iterations: tighter error bars\n"
                     + "  --only   run just these sections and merge them into target/bench/results.json; service is\n"
                     + "           the many-agents section, also runnable in parts: storedrain, gatewaystop, pgpool,\n"
                     + "           idleagents; spool is the durable spool's section, also runnable in parts:\n"
-                    + "           spoolthroughput, spoollatency, spoolhot, spoolreplay\n"
+                    + "           spoolthroughput, spoollatency, spoolhot, spoolreplay; longterm is long-term memory\n"
+                    + "           off the request path (Spring AI's vector store advisor, a real embedding model), in\n"
+                    + "           parts: advisorlatency, embedbatch\n"
                     + "  --docs   write docs/performance.md from target/bench/results.json, measuring nothing\n"
                     + "A run writes docs/performance.md when every part is in the results file.");
             return;
@@ -117,6 +120,8 @@ public final class BenchMain {
         part("spoollatency", this::spoolLatency);
         part("spoolhot", this::spoolHotPath);
         part("spoolreplay", this::spoolReplay);
+        part("advisorlatency", this::advisorLatency);
+        part("embedbatch", this::embedBatch);
         System.out.println();
         System.out.println("memlife benchmarks (" + (full ? "full" : "quick") + ") on " + Machine.summary()
                 + "; load average at the start " + loadAtStart + ", at the end " + Machine.loadAverage() + "; "
@@ -787,6 +792,182 @@ public final class BenchMain {
         } finally {
             Files2.deleteTree(root);
         }
+    }
+
+    // ---- long-term memory off the request path --------------------------------------------------
+
+    /**
+     * Request latency with Spring AI's {@code VectorStoreChatMemoryAdvisor} over a synchronous
+     * {@code SimpleVectorStore} and over a {@code WriteBehindVectorStore} in front of one, against no
+     * advisor; then the advisor's add of one document alone, on the caller's thread.
+     */
+    private void advisorLatency() {
+        int warmup = full ? 500 : 200;
+        int rounds = full ? 6 : 4;
+        int perRound = full ? 500 : 250;
+        System.out.println("running requests through ChatClient with and without VectorStoreChatMemoryAdvisor, "
+                + "all-MiniLM-L6-v2 (" + warmup + " warm-up, " + rounds + " rounds of " + perRound
+                + " requests per contender) ...");
+        LongTermMemoryBench.AdvisorResult a = LongTermMemoryBench.advisor(warmup, rounds, perRound);
+        Map<String, Object> request = new LinkedHashMap<>();
+        Map<String, Object> storeAdd = new LinkedHashMap<>();
+        Map<String, Object> writeBehindAdds = new LinkedHashMap<>();
+        LongTermMemoryBench.Percentiles waking = null;
+        LongTermMemoryBench.Percentiles writing = null;
+        Map<String, Object> storeSearch = new LinkedHashMap<>();
+        Map<String, LongTermMemoryBench.Percentiles> p = new LinkedHashMap<>();
+        Map<String, LongTermMemoryBench.Percentiles> adds = new LinkedHashMap<>();
+        Map<String, LongTermMemoryBench.Percentiles> searches = new LinkedHashMap<>();
+        List<Map<String, Object>> contenders = new ArrayList<>();
+        List<Map<String, Object>> flushes = List.of();
+        for (LongTermMemoryBench.AdvisorContender c : a.contenders()) {
+            p.put(c.key, c.requests.percentiles());
+            request.put(c.key, p.get(c.key).figures());
+            contenders.add(entry("key", c.key, "what", c.what));
+            if (c.timed != null) {
+                adds.put(c.key, c.timed.adds.percentiles());
+                searches.put(c.key, c.timed.searches.percentiles());
+                storeAdd.put(c.key, adds.get(c.key).figures());
+                storeSearch.put(c.key, searches.get(c.key).figures());
+            }
+            if (c.writeBehind != null) {
+                flushes = c.flushes;
+                waking = c.timed.addsWakingWriter.percentilesOrNone();
+                writing = c.timed.addsWhileWriting.percentilesOrNone();
+                writeBehindAdds.put("wakingAnIdleWriter", waking.figures());
+                writeBehindAdds.put("whileTheWriterWrites", writing.figures());
+            }
+        }
+        Map<String, Object> added = new LinkedHashMap<>();
+        for (String k : List.of("sync", "writebehind")) {
+            added.put(k, entry("p50Nanos", p.get(k).p50() - p.get("none").p50(), "p99Nanos",
+                    p.get(k).p99() - p.get("none").p99()));
+        }
+        System.out.println("running the add of 1 document alone on the caller's thread, paced at most one per "
+                + LongTermMemoryBench.ADD_PACE_NANOS / 1_000_000 + " ms ...");
+        int addWarmup = full ? 200 : 100;
+        LongTermMemoryBench.AddResult alone = LongTermMemoryBench.addAlone(addWarmup, rounds, perRound);
+        Map<String, Object> aloneFigures = new LinkedHashMap<>();
+        alone.byContender().forEach((k, v) -> aloneFigures.put(k, v.figures()));
+        LongTermMemoryBench.Percentiles wbAdd = alone.byContender().get("writebehind");
+        LongTermMemoryBench.Percentiles syncAdd = alone.byContender().get("sync");
+        LongTermMemoryBench.Percentiles embed = alone.byContender().get("embed");
+        results.put("advisorLatency", entry("warmupRequests", warmup, "rounds", rounds, "requestsPerRound", perRound,
+                "contenders", contenders, "request", request, "addedOverNoAdvisor", added,
+                "storeAddPerCall", storeAdd, "storeSearchPerCall", storeSearch,
+                "writeBehindAddsByWriterState", writeBehindAdds, "writeBehindFlushes", flushes,
+                "writeBehindBatchSize", LongTermMemoryBench.BATCH,
+                "writerEmbeddingCalls", a.writerCalls(), "writerTextsEmbedded", a.writerTexts(),
+                "writerTextsPerCall", a.writerCalls() == 0 ? null : (double) a.writerTexts() / a.writerCalls(),
+                "writeBehindFigures", a.writeBehindFigures().toString(),
+                "modelLoadSeconds", LongTermMemoryBench.modelLoadSeconds(),
+                "method", "one ChatClient per contender over a chat model answering \"ok\" at once (no network); "
+                        + "VectorStoreChatMemoryAdvisor with its defaults, one conversation id per contender, each "
+                        + "over its own store on the same all-MiniLM-L6-v2 (LangChain4j's ONNX packaging, one "
+                        + "instance): a SimpleVectorStore, or a WriteBehindVectorStore (batch size "
+                        + LongTermMemoryBench.BATCH + ") over one. Each request: the advisor's search (which "
+                        + "embeds the query on the request thread in both cases), its add of the user message, the "
+                        + "model, its add of the answer. Requests back to back on one thread, System.nanoTime "
+                        + "around call().content(); the advisor's store calls timed apart by a wrapper, which also "
+                        + "sorts the write-behind adds by whether its writer had nothing pending just before (the "
+                        + "add wakes it; asked before the add's clock starts). " + warmup
+                        + " warm-up requests per contender, then " + rounds + " rounds of " + perRound + ", the "
+                        + "order rotated each round; the write-behind store flushed after each of its runs, "
+                        + "outside any request. Added = the contender's percentile minus no advisor's. "
+                        + "Percentiles nearest-rank over all rounds"));
+        results.put("addAlone", entry("warmupAdds", addWarmup, "rounds", rounds, "addsPerRound", perRound,
+                "paceNanos", LongTermMemoryBench.ADD_PACE_NANOS, "byContender", aloneFigures,
+                "writeBehindFlushes", alone.flushes(), "writerEmbeddingCalls", alone.writerCalls(),
+                "writerTextsEmbedded", alone.writerTexts(), "writerTextsPerCall",
+                alone.writerCalls() == 0 ? null : (double) alone.writerTexts() / alone.writerCalls(),
+                "syncAddOverEmbedP50", syncAdd.p50() / embed.p50(),
+                "method", "one document (a sentence, the advisor's two metadata keys) per add on one thread, "
+                        + "System.nanoTime around the call; at most one add every "
+                        + LongTermMemoryBench.ADD_PACE_NANOS / 1_000_000 + " ms (parking until the next slot; "
+                        + "a call that overruns it starts the next at once). embed: the model's embed(text), the "
+                        + "floor of a synchronous add; sync: SimpleVectorStore.add; writebehind: "
+                        + "WriteBehindVectorStore.add over a SimpleVectorStore, batch size "
+                        + LongTermMemoryBench.BATCH + ", its writer embedding on the other threads meanwhile, "
+                        + "flushed after each run outside any add. " + addWarmup + " warm-up adds each, then "
+                        + rounds + " rounds of " + perRound + ", the order rotated"));
+        table.add(String.format("long-term memory, request latency through ChatClient, stub model, all-MiniLM-L6-v2, "
+                + "%,d requests each: no advisor %s; advisor over SimpleVectorStore %s (added p50 %,.0f µs, p99 %,.0f "
+                + "µs); advisor over WriteBehindVectorStore %s (added p50 %,.0f µs, p99 %,.0f µs)", rounds * perRound,
+                p.get("none").micros(), p.get("sync").micros(), (p.get("sync").p50() - p.get("none").p50()) / 1e3,
+                (p.get("sync").p99() - p.get("none").p99()) / 1e3, p.get("writebehind").micros(),
+                (p.get("writebehind").p50() - p.get("none").p50()) / 1e3,
+                (p.get("writebehind").p99() - p.get("none").p99()) / 1e3));
+        table.add(String.format("  the advisor's calls into its store, per call: SimpleVectorStore add %s, search %s; "
+                + "WriteBehindVectorStore add %s, search %s; the writer embedded %.1f texts per model call",
+                adds.get("sync").micros(), searches.get("sync").micros(), adds.get("writebehind").micros(),
+                searches.get("writebehind").micros(),
+                a.writerCalls() == 0 ? 0.0 : (double) a.writerTexts() / a.writerCalls()));
+        table.add(String.format("  WriteBehindVectorStore adds in those requests: %,d woke an idle writer, %s, %,d of them "
+                + "over 1 ms; %,d while it was writing, %s, %,d over 1 ms", waking.samples(), waking.micros(),
+                waking.overOneMs(), writing.samples(), writing.micros(), writing.overOneMs()));
+        table.add(String.format("long-term memory, add of 1 document on the caller's thread (at most 1 per %d ms, %,d "
+                + "each): WriteBehindVectorStore p50 %.1f µs, p99 %.1f µs; SimpleVectorStore p50 %,.0f µs, p99 %,.0f "
+                + "µs (%.2fx one embed call's p50); one embed call p50 %,.0f µs, p99 %,.0f µs",
+                LongTermMemoryBench.ADD_PACE_NANOS / 1_000_000, rounds * perRound, wbAdd.p50() / 1e3, wbAdd.p99() / 1e3,
+                syncAdd.p50() / 1e3, syncAdd.p99() / 1e3, syncAdd.p50() / embed.p50(), embed.p50() / 1e3,
+                embed.p99() / 1e3));
+        target("writeBehindAddP99", "long-term memory: p99 WriteBehindVectorStore.add of 1 document on the caller's "
+                + "thread, its writer embedding meanwhile", String.format(Locale.ROOT, "%.1f µs",
+                wbAdd.p99() / 1e3), "< 1 ms", wbAdd.p99() < 1_000_000);
+    }
+
+    /** Texts embedded per second: one call per text, memlife's batches, the model's own batches. */
+    private void embedBatch() {
+        int texts = full ? 1024 : 512;
+        int rounds = full ? 5 : 3;
+        System.out.println("running the embedding throughput, all-MiniLM-L6-v2, " + texts + " texts, " + rounds
+                + " rounds, on " + Runtime.getRuntime().availableProcessors() + " cores ...");
+        LongTermMemoryBench.ThroughputResult t = LongTermMemoryBench.throughput(texts, rounds);
+        Map<String, Double> rate = t.textsPerSecond();
+        double ratio = rate.get("memlife") / rate.get("perText");
+        Map<String, Object> perRound = new LinkedHashMap<>(t.perRound());
+        results.put("embeddingThroughput", entry("texts", texts, "rounds", rounds, "batchSize",
+                LongTermMemoryBench.BATCH, "cores", Runtime.getRuntime().availableProcessors(),
+                "textsPerSecond", new LinkedHashMap<>(rate), "perRound", perRound, "memlifeOverPerText", ratio,
+                "memlifeOverSyncAdd", rate.get("memlife") / rate.get("syncAdd"),
+                "rawBatchOverPerText", rate.get("rawBatch") / rate.get("perText"),
+                "memlifeOverRawBatch", rate.get("memlife") / rate.get("rawBatch"),
+                "memlifeBatchingStoreOverPerText", rate.get("memlifeBatchingStore") / rate.get("perText"),
+                "writerTextsPerModelCall", new LinkedHashMap<>(t.writerTextsPerCall()),
+                "processCoresBusy", new LinkedHashMap<>(t.coresBusy()),
+                "modelLoadSeconds", LongTermMemoryBench.modelLoadSeconds(),
+                "method", "all-MiniLM-L6-v2 in process (LangChain4j's ONNX packaging, one instance, behind a "
+                        + "Spring AI EmbeddingModel): " + texts + " short sentences per run. perText: one "
+                        + "embed(text) call each; syncAdd: one SimpleVectorStore.add of one document each; memlife: "
+                        + "every document added one by one to a WriteBehindVectorStore (batch size "
+                        + LongTermMemoryBench.BATCH + ") over a fresh SimpleVectorStore, timed from the first add "
+                        + "until flush returned (SimpleVectorStore 1.1 embeds one document per model call, whatever "
+                        + "the batch); memlifeBatchingStore: the same over a store that embeds each add in one model "
+                        + "call, as Spring AI's Redis, MariaDB, Elasticsearch... stores do (embed(documents, options, "
+                        + "TokenCountBatchingStrategy)), keeping the vectors in a map; rawBatch: the model's "
+                        + "embed(List) over " + LongTermMemoryBench.BATCH + " texts at a time. LangChain4j's model runs one ONNX session call per text whatever the "
+                        + "batch (no batched tensor): a call of several texts spreads them over a pool of as many "
+                        + "threads as cores, each ONNX call with ONNX Runtime's own intra-op threads; processCoresBusy: "
+                        + "the process's CPU time (every thread, ONNX Runtime's native ones too) over the wall time of "
+                        + "each contender. One warm-up "
+                        + "run of each over " + LongTermMemoryBench.BATCH + " texts, then each contender once per "
+                        + "round, the order rotated; rates pooled over the rounds"));
+        table.add(String.format("long-term memory, texts embedded/s, all-MiniLM-L6-v2, %,d texts, %d cores: "
+                + "WriteBehindVectorStore (batches of %d) over SimpleVectorStore %,.0f (%.2fx one call per text; "
+                + "%.1f texts per model call); over a store embedding each add in one call %,.0f (%.2fx; %.1f texts "
+                + "per model call); one embed call per text %,.0f; SimpleVectorStore.add per text %,.0f; the model's "
+                + "embed(List) in %ds %,.0f (%.2fx one call per text); cores kept busy by this process: one call per "
+                + "text %.2f, the model's batches %.2f, memlife over SimpleVectorStore %.2f", texts, Runtime.getRuntime().availableProcessors(),
+                LongTermMemoryBench.BATCH, rate.get("memlife"), ratio,
+                t.writerTextsPerCall().getOrDefault("memlife", 0.0), rate.get("memlifeBatchingStore"),
+                rate.get("memlifeBatchingStore") / rate.get("perText"),
+                t.writerTextsPerCall().getOrDefault("memlifeBatchingStore", 0.0), rate.get("perText"),
+                rate.get("syncAdd"), LongTermMemoryBench.BATCH, rate.get("rawBatch"),
+                rate.get("rawBatch") / rate.get("perText"), t.coresBusy().get("perText"), t.coresBusy().get("rawBatch"),
+                t.coresBusy().get("memlife")));
+        target("batchOverPerText", "long-term memory: texts embedded/s, WriteBehindVectorStore's batches over one embed "
+                + "call per text (all-MiniLM-L6-v2, " + Runtime.getRuntime().availableProcessors() + " cores)", ratio,
+                ">= 3x", ratio >= 3);
     }
 
     private static double median(List<Double> values) {

@@ -39,6 +39,7 @@ final class PerformanceDoc {
         a.put("drain", List.of("drain"));
         a.put("service", List.of("storedrain", "gatewaystop", "pgpool", "idleagents"));
         a.put("spool", List.of("spoolthroughput", "spoollatency", "spoolhot", "spoolreplay"));
+        a.put("longterm", List.of("advisorlatency", "embedbatch"));
         return a;
     }
 
@@ -303,6 +304,19 @@ final class PerformanceDoc {
                 + "the spool's size into memory-mapped files, as the spool does, and force nothing. Latency behind a "
                 + "provider that takes 1 ms per write, beside this disk's own append and force paced the same; "
                 + "percentiles over every round's samples."), spool()));
+        areas.add(new Area("longterm", "Long-term memory off the request path", wrap("Spring AI's "
+                + "`VectorStoreChatMemoryAdvisor` embeds on the request thread: it searches earlier turns (embedding "
+                + "the query) and adds the user's message before the model's call and the answer after it, two more "
+                + "embeddings. Requests through a `ChatClient` over a chat model that answers at once, the advisor "
+                + "over a `SimpleVectorStore` against the same advisor over a `WriteBehindVectorStore` (batch size "
+                + LongTermMemoryBench.BATCH + ") in front of one, and no advisor; the same all-MiniLM-L6-v2 in "
+                + "process (LangChain4j's ONNX packaging) behind every store; latency percentiles nearest-rank over "
+                + "rounds whose order rotates. The query's embedding stays on the request path either way. "
+                + "LangChain4j's model runs one ONNX call per text whatever the batch, spreading a batch's texts "
+                + "over as many threads as cores: what batching gains is bounded by the cores. `SimpleVectorStore` "
+                + "(Spring AI 1.1) embeds one document per model call whatever the batch it is given; most of "
+                + "Spring AI's stores (Redis, MariaDB, Elasticsearch...) embed an add in one call, hence the "
+                + "throughput's second memlife figure, over such a store."), longTerm()));
         return areas;
     }
 
@@ -403,6 +417,59 @@ final class PerformanceDoc {
                 f -> Boolean.TRUE.equals(f.get("spoolReplay.everyIdLanded")) ? "yes, all " + count(f.d("spoolReplay.writes"))
                         : "no", f -> "—", "all", "everyId"));
         return rows;
+    }
+
+    private static List<Row> longTerm() {
+        List<Row> rows = new ArrayList<>();
+        rows.add(new Row("advisorlatency", f -> "request with the advisor, " + f.countOr("advisorLatency.requestsPerRound",
+                "its") + " × " + f.countOr("advisorLatency.rounds", "its") + " requests: latency added over no "
+                + "advisor, p50 / p99", f -> added(f, "writebehind"),
+                f -> "over `SimpleVectorStore`: " + added(f, "sync") + "; no advisor: "
+                        + pair(f.f("advisorLatency.request.none")), "—", List.of()));
+        rows.add(row("advisorlatency", "the advisor's calls into its store during those requests, per call, p50 / p99",
+                f -> "`add` " + pair(f.f("advisorLatency.storeAddPerCall.writebehind")) + "; search "
+                        + pair(f.f("advisorLatency.storeSearchPerCall.writebehind")),
+                f -> "`SimpleVectorStore`: `add` " + pair(f.f("advisorLatency.storeAddPerCall.sync")) + "; search "
+                        + pair(f.f("advisorLatency.storeSearchPerCall.sync")), "—"));
+        rows.add(row("advisorlatency", "the write-behind `add`s during those requests, by what its writer was doing, "
+                + "p50 / p99", f -> "waking an idle writer: " + byWriter(f, "wakingAnIdleWriter") + "; while it writes: "
+                        + byWriter(f, "whileTheWriterWrites"), f -> "—", "—"));
+        rows.add(row("advisorlatency", "`add` of 1 document on the caller's thread, at most one per "
+                + LongTermMemoryBench.ADD_PACE_NANOS / 1_000_000 + " ms, p50 / p99",
+                f -> pair(f.f("addAlone.byContender.writebehind")),
+                f -> "`SimpleVectorStore.add`: " + pair(f.f("addAlone.byContender.sync")) + "; the model's `embed` of "
+                        + "one text: " + pair(f.f("addAlone.byContender.embed")), "p99 < 1 ms", "writeBehindAddP99"));
+        rows.add(new Row("embedbatch", f -> "texts embedded per second, " + f.countOr("embeddingThroughput.texts", "its")
+                + " sentences, " + f.countOr("embeddingThroughput.cores", "all") + " cores: `WriteBehindVectorStore` "
+                + "over `SimpleVectorStore`, batch size " + LongTermMemoryBench.BATCH,
+                f -> count(f.d("embeddingThroughput.textsPerSecond.memlife")) + " ("
+                        + ratio(f.d("embeddingThroughput.memlifeOverPerText")) + " one call per text)",
+                f -> "over a store that embeds each add in one model call: "
+                        + count(f.d("embeddingThroughput.textsPerSecond.memlifeBatchingStore")) + " ("
+                        + ratio(f.d("embeddingThroughput.memlifeBatchingStoreOverPerText")) + "); one `embed` call per text "
+                        + count(f.d("embeddingThroughput.textsPerSecond.perText"))
+                        + "; `SimpleVectorStore.add` per text " + count(f.d("embeddingThroughput.textsPerSecond.syncAdd"))
+                        + "; the model's `embed(List)` in " + LongTermMemoryBench.BATCH + "s "
+                        + count(f.d("embeddingThroughput.textsPerSecond.rawBatch")), "≥ 3x one call per text",
+                List.of("batchOverPerText")));
+        return rows;
+    }
+
+    private static String byWriter(F f, String state) {
+        F p = f.f("advisorLatency.writeBehindAddsByWriterState." + state);
+        if (!(p.get("p50Nanos") instanceof Number)) {
+            return "none";
+        }
+        return pair(p) + " (" + count(p.d("overOneMs")) + " of " + count(p.d("samples")) + " over 1 ms)";
+    }
+
+    private static String added(F f, String contender) {
+        return pair(f.f("advisorLatency.addedOverNoAdvisor." + contender));
+    }
+
+    /** p50 / p99 of a percentile map. */
+    private static String pair(F p) {
+        return time(p.d("p50Nanos")) + " / " + time(p.d("p99Nanos"));
     }
 
     private static F spoolHot(F f, int producers) {
