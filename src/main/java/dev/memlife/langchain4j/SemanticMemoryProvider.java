@@ -6,7 +6,6 @@ import dev.langchain4j.data.document.Metadata;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.EmbeddingModel;
-import dev.langchain4j.model.output.Response;
 import dev.langchain4j.store.embedding.EmbeddingMatch;
 import dev.langchain4j.store.embedding.EmbeddingSearchRequest;
 import dev.langchain4j.store.embedding.EmbeddingSearchResult;
@@ -176,13 +175,7 @@ public final class SemanticMemoryProvider implements MemoryProvider {
             ids.add(segmentId(t.writeId()));
             segments.add(segmentOf(t));
         }
-        List<List<Embedding>> embedded = new ArrayList<>(1); // kept when the store fails after the model
-        attempts.run(() -> {
-            if (embedded.isEmpty()) {
-                embedded.add(embed(segments));
-            }
-            store.addAll(ids, embedded.get(0), segments);
-        });
+        BatchEmbedding.write(model, store, attempts, ids, segments, "turns", embeddingCalls::incrementAndGet);
         embeddedTurns.addAndGet(turns.size());
     }
 
@@ -200,18 +193,6 @@ public final class SemanticMemoryProvider implements MemoryProvider {
             throw new NullPointerException("the scope function returned null for session '" + sessionId + "'");
         }
         return scope;
-    }
-
-    private List<Embedding> embed(List<TextSegment> segments) {
-        embeddingCalls.incrementAndGet();
-        Response<List<Embedding>> response = model.embedAll(segments);
-        List<Embedding> embeddings = response == null ? null : response.content();
-        int got = embeddings == null ? 0 : embeddings.size();
-        if (got != segments.size()) {
-            throw new IllegalStateException("the embedding model returned " + got + " embeddings for "
-                    + segments.size() + " turns");
-        }
-        return embeddings;
     }
 
     /**

@@ -2,10 +2,8 @@ package dev.memlife.langchain4j;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.EmbeddingModel;
-import dev.langchain4j.model.output.Response;
 import dev.langchain4j.store.embedding.EmbeddingSearchRequest;
 import dev.langchain4j.store.embedding.EmbeddingSearchResult;
 import dev.langchain4j.store.embedding.EmbeddingStore;
@@ -275,24 +273,7 @@ public final class WriteBehindEmbeddingIngestor extends WriteBehindDecorator<Str
                 ids.add(id);
                 segments.add(state.get(0)); // one segment per id: add and addAll hand over List.of(segment)
             });
-            List<List<Embedding>> embedded = new ArrayList<>(1); // kept when the store fails after the model
-            attempts.run(() -> {
-                if (embedded.isEmpty()) {
-                    embedded.add(embed(segments));
-                }
-                store.addAll(ids, embedded.get(0), segments);
-            });
-        }
-
-        private List<Embedding> embed(List<TextSegment> segments) {
-            Response<List<Embedding>> response = model.embedAll(segments);
-            List<Embedding> embeddings = response == null ? null : response.content();
-            int got = embeddings == null ? 0 : embeddings.size();
-            if (got != segments.size()) {
-                throw new IllegalStateException("the embedding model returned " + got + " embeddings for "
-                        + segments.size() + " segments");
-            }
-            return embeddings;
+            BatchEmbedding.write(model, store, attempts, ids, segments, "segments", () -> { });
         }
 
         @Override
