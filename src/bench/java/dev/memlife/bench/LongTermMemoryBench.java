@@ -53,7 +53,10 @@ import org.springframework.ai.vectorstore.filter.Filter;
  *   <li>{@link #throughput}: texts embedded per second: one {@code embed} call per text, one {@code
  *       SimpleVectorStore.add} per text, every text added one by one to a write-behind store with
  *       batch size {@value #BATCH} and flushed, and the model's {@code embed(List)} in batches of
- *       {@value #BATCH}.
+ *       {@value #BATCH}; then the same weights with batched inference ({@link BatchedMiniLm}, one ONNX
+ *       run per call for all its texts): one {@code embed} call per text, every text added to a
+ *       write-behind store over a store embedding each add in one call, and {@code embed(List)} in
+ *       batches.
  * </ul>
  * Contenders run in rounds, the order rotated each round; every figure pools the rounds.
  */
@@ -493,8 +496,73 @@ final class LongTermMemoryBench {
     record ThroughputResult(int texts, int rounds, Map<String, Double> textsPerSecond,
             Map<String, List<Double>> perRound, Map<String, Double> writerTextsPerCall, Map<String, Double> coresBusy) {}
 
+    /**
+     * On LangChain4j's model ({@link MiniLm}, one ONNX run per text): perText, syncAdd, memlife (over
+     * SimpleVectorStore), memlifeBatchingStore, rawBatch. On {@link BatchedMiniLm} (the same weights,
+     * one ONNX run per call for all its texts): batchedPerText, batchedMemlife (over a store embedding
+     * each add in one call), batchedRawBatch.
+     */
     static final List<String> THROUGHPUT_KEYS = List.of("perText", "syncAdd", "memlife", "memlifeBatchingStore",
-            "rawBatch");
+            "rawBatch", "batchedPerText", "batchedMemlife", "batchedRawBatch");
+
+    /** Texts of the equivalence check: short, long, and a batch of mixed lengths padded to the longest. */
+    static final List<String> EQUIVALENCE_TEXTS = List.of("hi", "My sister moved the dentist appointment to next "
+            + "Tuesday, note 3.", "The quarterly report is late again because Tom from accounting keeps asking about "
+            + "the insurance claim and the tax return, and nobody knows when the budget review will finally happen.",
+            "Grandpa wants to discuss the piano lessons.", "Ünïcödé and emoji 🙂 survive tokenization?");
+    static final double EQUIVALENCE_MIN_COSINE = 0.999;
+
+    private static BatchedMiniLm batched;
+    private static double batchedLoadSeconds;
+    private static double batchedMinCosineSingle;
+    private static double batchedMinCosineInBatch;
+
+    /**
+     * The batched model, loaded on first use and checked against LangChain4j's model: for each of
+     * {@link #EQUIVALENCE_TEXTS}, embedded alone and inside one padded batch of all of them, the
+     * cosine similarity to LangChain4j's vector must exceed {@value #EQUIVALENCE_MIN_COSINE}; fails
+     * otherwise.
+     */
+    static synchronized BatchedMiniLm batchedModel() {
+        if (batched == null) {
+            MiniLm reference = model();
+            long t0 = System.nanoTime();
+            BatchedMiniLm b = new BatchedMiniLm();
+            b.embed("warming up the ONNX session");
+            batchedLoadSeconds = (System.nanoTime() - t0) / 1e9;
+            List<float[]> inBatch = b.embed(EQUIVALENCE_TEXTS);
+            double minSingle = 1;
+            double minBatch = 1;
+            for (int i = 0; i < EQUIVALENCE_TEXTS.size(); i++) {
+                float[] expected = reference.embed(EQUIVALENCE_TEXTS.get(i));
+                minSingle = Math.min(minSingle, BatchedMiniLm.cosine(b.embed(EQUIVALENCE_TEXTS.get(i)), expected));
+                minBatch = Math.min(minBatch, BatchedMiniLm.cosine(inBatch.get(i), expected));
+            }
+            batchedMinCosineSingle = minSingle;
+            batchedMinCosineInBatch = minBatch;
+            System.out.printf("  all-MiniLM-L6-v2 with batched inference loaded in %.1f s (%s); cosine to LangChain4j's "
+                    + "vectors over %d texts: min %.6f alone, %.6f in one padded batch%n", batchedLoadSeconds,
+                    b.describeSession(), EQUIVALENCE_TEXTS.size(), minSingle, minBatch);
+            if (!(minSingle > EQUIVALENCE_MIN_COSINE) || !(minBatch > EQUIVALENCE_MIN_COSINE)) {
+                throw new IllegalStateException("the batched all-MiniLM-L6-v2 does not match LangChain4j's: min cosine "
+                        + minSingle + " alone, " + minBatch + " in a batch, need > " + EQUIVALENCE_MIN_COSINE);
+            }
+            batched = b;
+        }
+        return batched;
+    }
+
+    static double batchedLoadSeconds() {
+        return batchedLoadSeconds;
+    }
+
+    static double batchedMinCosineSingle() {
+        return batchedMinCosineSingle;
+    }
+
+    static double batchedMinCosineInBatch() {
+        return batchedMinCosineInBatch;
+    }
 
     /**
      * {@code n} texts per run, {@code rounds} rounds, each contender once per round, the order rotated;
@@ -503,9 +571,10 @@ final class LongTermMemoryBench {
      */
     static ThroughputResult throughput(int n, int rounds) {
         MiniLm m = model();
+        BatchedMiniLm bm = batchedModel();
         List<String> texts = texts(n, 23);
         for (String k : THROUGHPUT_KEYS) {
-            throughputRun(k, texts.subList(0, BATCH), m, "warm-up");
+            throughputRun(k, texts.subList(0, BATCH), m, bm, "warm-up");
         }
         Map<String, Double> nanos = new LinkedHashMap<>();
         Map<String, Double> cpu = new LinkedHashMap<>();
@@ -520,12 +589,13 @@ final class LongTermMemoryBench {
             for (int i = 0; i < THROUGHPUT_KEYS.size(); i++) {
                 String k = THROUGHPUT_KEYS.get((i + r) % THROUGHPUT_KEYS.size());
                 m.resetCounts();
+                bm.resetCounts();
                 long cpu0 = processCpuNanos();
-                long t = throughputRun(k, texts, m, "round" + r);
+                long t = throughputRun(k, texts, m, bm, "round" + r);
                 cpu.merge(k, (double) (processCpuNanos() - cpu0), Double::sum);
                 long[] w = writer.computeIfAbsent(k, x -> new long[2]);
-                w[0] += m.writerCalls.get();
-                w[1] += m.writerTexts.get();
+                w[0] += m.writerCalls.get() + bm.writerCalls.get();
+                w[1] += m.writerTexts.get() + bm.writerTexts.get();
                 nanos.put(k, nanos.get(k) + t);
                 double rate = n / (t / 1e9);
                 perRound.get(k).add(rate);
@@ -553,15 +623,12 @@ final class LongTermMemoryBench {
     }
 
     /** {@return the nanoseconds one contender took to embed {@code texts}} */
-    private static long throughputRun(String key, List<String> texts, MiniLm m, String tag) {
+    private static long throughputRun(String key, List<String> texts, MiniLm m, BatchedMiniLm bm, String tag) {
         switch (key) {
-            case "perText": {
-                long t0 = System.nanoTime();
-                for (String t : texts) {
-                    m.embed(t);
-                }
-                return System.nanoTime() - t0;
-            }
+            case "perText":
+                return perText(m, texts);
+            case "batchedPerText":
+                return perText(bm, texts);
             case "syncAdd": {
                 SimpleVectorStore store = simpleStore();
                 List<Document> docs = docs(texts);
@@ -572,35 +639,53 @@ final class LongTermMemoryBench {
                 return System.nanoTime() - t0;
             }
             case "memlife":
-            case "memlifeBatchingStore": {
-                VectorStore behind = key.equals("memlife") ? simpleStore() : new BatchEmbeddingStore(m);
-                WriteBehindVectorStore wb = writeBehind(behind, "bench-" + key + "-" + tag);
-                List<Document> docs = docs(texts);
-                try {
-                    long t0 = System.nanoTime();
-                    for (Document d : docs) {
-                        wb.add(List.of(d));
-                    }
-                    flush(wb);
-                    long t = System.nanoTime() - t0;
-                    if (wb.figures().writtenSaves() != texts.size()) {
-                        throw new IllegalStateException(wb + ": wrote " + wb.figures().writtenSaves() + " of "
-                                + texts.size());
-                    }
-                    return t;
-                } finally {
-                    wb.stop(FLUSH);
-                }
-            }
-            case "rawBatch": {
-                long t0 = System.nanoTime();
-                for (int i = 0; i < texts.size(); i += BATCH) {
-                    m.embed(texts.subList(i, Math.min(texts.size(), i + BATCH)));
-                }
-                return System.nanoTime() - t0;
-            }
+                return writeBehindRun(key, simpleStore(), texts, tag);
+            case "memlifeBatchingStore":
+                return writeBehindRun(key, new BatchEmbeddingStore(m), texts, tag);
+            case "batchedMemlife":
+                return writeBehindRun(key, new BatchEmbeddingStore(bm), texts, tag);
+            case "rawBatch":
+                return rawBatch(m, texts);
+            case "batchedRawBatch":
+                return rawBatch(bm, texts);
             default:
                 throw new IllegalArgumentException(key);
+        }
+    }
+
+    private static long perText(EmbeddingModel model, List<String> texts) {
+        long t0 = System.nanoTime();
+        for (String t : texts) {
+            model.embed(t);
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private static long rawBatch(EmbeddingModel model, List<String> texts) {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < texts.size(); i += BATCH) {
+            model.embed(texts.subList(i, Math.min(texts.size(), i + BATCH)));
+        }
+        return System.nanoTime() - t0;
+    }
+
+    /** Every text added one by one to a write-behind store over {@code behind}, timed from the first add until flush returns. */
+    private static long writeBehindRun(String key, VectorStore behind, List<String> texts, String tag) {
+        WriteBehindVectorStore wb = writeBehind(behind, "bench-" + key + "-" + tag);
+        List<Document> docs = docs(texts);
+        try {
+            long t0 = System.nanoTime();
+            for (Document d : docs) {
+                wb.add(List.of(d));
+            }
+            flush(wb);
+            long t = System.nanoTime() - t0;
+            if (wb.figures().writtenSaves() != texts.size()) {
+                throw new IllegalStateException(wb + ": wrote " + wb.figures().writtenSaves() + " of " + texts.size());
+            }
+            return t;
+        } finally {
+            wb.stop(FLUSH);
         }
     }
 

@@ -440,8 +440,23 @@ final class PerformanceDoc {
                 f -> "`SimpleVectorStore.add`: " + pair(f.f("addAlone.byContender.sync")) + "; the model's `embed` of "
                         + "one text: " + pair(f.f("addAlone.byContender.embed")), "p99 < 1 ms", "writeBehindAddP99"));
         rows.add(new Row("embedbatch", f -> "texts embedded per second, " + f.countOr("embeddingThroughput.texts", "its")
-                + " sentences, " + f.countOr("embeddingThroughput.cores", "all") + " cores: `WriteBehindVectorStore` "
-                + "over `SimpleVectorStore`, batch size " + LongTermMemoryBench.BATCH,
+                + " sentences, " + f.countOr("embeddingThroughput.cores", "all") + " cores, the same all-MiniLM-L6-v2 "
+                + "weights with batched inference (one ONNX run per call, padded to the longest text): "
+                + "`WriteBehindVectorStore`, batch size " + LongTermMemoryBench.BATCH + ", over a store that embeds "
+                + "each add in one model call",
+                f -> count(f.d("embeddingThroughput.textsPerSecond.batchedMemlife")) + " ("
+                        + ratio(f.d("embeddingThroughput.batchedMemlifeOverBatchedPerText")) + " one call per text)",
+                f -> "one `embed` call per text " + count(f.d("embeddingThroughput.textsPerSecond.batchedPerText"))
+                        + "; the model's `embed(List)` in " + LongTermMemoryBench.BATCH + "s "
+                        + count(f.d("embeddingThroughput.textsPerSecond.batchedRawBatch")) + "; cosine to LangChain4j's "
+                        + "vectors ≥ " + String.format(Locale.ROOT, "%.4f", Math.min(
+                                f.d("embeddingThroughput.batchedEquivalence.minCosineAlone"),
+                                f.d("embeddingThroughput.batchedEquivalence.minCosineInOnePaddedBatch"))),
+                "≥ 3x one call per text", List.of("batchOverPerText")));
+        rows.add(new Row("embedbatch", f -> "texts embedded per second, " + f.countOr("embeddingThroughput.texts", "its")
+                + " sentences, " + f.countOr("embeddingThroughput.cores", "all") + " cores, LangChain4j's model (one "
+                + "ONNX run per text, whatever the batch): `WriteBehindVectorStore` over `SimpleVectorStore`, batch "
+                + "size " + LongTermMemoryBench.BATCH,
                 f -> count(f.d("embeddingThroughput.textsPerSecond.memlife")) + " ("
                         + ratio(f.d("embeddingThroughput.memlifeOverPerText")) + " one call per text)",
                 f -> "over a store that embeds each add in one model call: "
@@ -450,8 +465,7 @@ final class PerformanceDoc {
                         + count(f.d("embeddingThroughput.textsPerSecond.perText"))
                         + "; `SimpleVectorStore.add` per text " + count(f.d("embeddingThroughput.textsPerSecond.syncAdd"))
                         + "; the model's `embed(List)` in " + LongTermMemoryBench.BATCH + "s "
-                        + count(f.d("embeddingThroughput.textsPerSecond.rawBatch")), "≥ 3x one call per text",
-                List.of("batchOverPerText")));
+                        + count(f.d("embeddingThroughput.textsPerSecond.rawBatch")), "—", List.of()));
         return rows;
     }
 
