@@ -1,5 +1,6 @@
 package dev.memlife.langchain4j;
 
+import dev.memlife.faults.CallGate;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.EmbeddingModel;
@@ -8,10 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A real embedding model (all-MiniLM-L6-v2, passed in) the test controls: it records every {@code
@@ -27,10 +24,8 @@ final class GatedEmbeddingModel implements EmbeddingModel {
     private final EmbeddingModel real;
     private final List<Call> calls = new CopyOnWriteArrayList<>();
     private final List<String> queryThreads = new CopyOnWriteArrayList<>();
-    private final Semaphore entered = new Semaphore(0);
-    private final AtomicInteger failures = new AtomicInteger();
+    private final CallGate gate = new CallGate();
     private volatile boolean short1;
-    private volatile CountDownLatch gate = new CountDownLatch(0);
 
     GatedEmbeddingModel(EmbeddingModel real) {
         this.real = real;
@@ -38,17 +33,17 @@ final class GatedEmbeddingModel implements EmbeddingModel {
 
     /** Holds every later {@code embedAll} at its start until {@link #open()}. */
     void hold() {
-        gate = new CountDownLatch(1);
+        gate.hold();
     }
 
     /** Lets the held calls, and every later one, through. */
     void open() {
-        gate.countDown();
+        gate.open();
     }
 
     /** The next {@code n} {@code embedAll} calls throw. */
     void failNext(int n) {
-        failures.set(n);
+        gate.failNext(n);
     }
 
     /** From now on {@code embedAll} returns one embedding fewer than it was given texts. */
@@ -58,22 +53,16 @@ final class GatedEmbeddingModel implements EmbeddingModel {
 
     /** Waits until a call has entered {@code embedAll} (held or not) since the last wait. */
     boolean awaitEntered(Duration within) throws InterruptedException {
-        return entered.tryAcquire(within.toNanos(), TimeUnit.NANOSECONDS);
+        return gate.awaitEntered(within);
     }
 
     @Override
     public Response<List<Embedding>> embedAll(List<TextSegment> segments) {
         List<String> texts = new ArrayList<>(segments.size());
         segments.forEach(s -> texts.add(s.text()));
-        entered.release();
-        try {
-            gate.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while held", e);
-        }
+        gate.pass();
         calls.add(new Call(List.copyOf(texts), Thread.currentThread().getName()));
-        if (failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        if (gate.failsNow()) {
             throw new IllegalStateException("test: the embedding model is down for " + texts);
         }
         List<Embedding> embeddings = real.embedAll(segments).content();

@@ -1,5 +1,6 @@
 package dev.memlife.langchain4j;
 
+import dev.memlife.faults.CallGate;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.store.embedding.EmbeddingMatch;
@@ -14,9 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 
 /**
  * An embedding store the test controls, over a real {@link InMemoryEmbeddingStore}: it records every
@@ -30,33 +28,26 @@ final class HeldEmbeddingStore implements EmbeddingStore<TextSegment> {
 
     private final InMemoryEmbeddingStore<TextSegment> behind = new InMemoryEmbeddingStore<>();
     private final List<Call> calls = new CopyOnWriteArrayList<>();
-    private final Semaphore entered = new Semaphore(0);
-    private volatile CountDownLatch gate = new CountDownLatch(0);
+    private final CallGate gate = new CallGate();
 
     /** Holds every later {@code addAll} at its start until {@link #open()}. */
     void hold() {
-        gate = new CountDownLatch(1);
+        gate.hold();
     }
 
     /** Lets the held calls, and every later one, through. */
     void open() {
-        gate.countDown();
+        gate.open();
     }
 
     /** Waits until a call has entered {@code addAll} (held or not) since the last wait. */
     boolean awaitEntered(Duration within) throws InterruptedException {
-        return entered.tryAcquire(within.toNanos(), TimeUnit.NANOSECONDS);
+        return gate.awaitEntered(within);
     }
 
     @Override
     public void addAll(List<String> ids, List<Embedding> embeddings, List<TextSegment> embedded) {
-        entered.release();
-        try {
-            gate.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while held", e);
-        }
+        gate.pass();
         List<String> texts = new ArrayList<>();
         embedded.forEach(s -> texts.add(s.text()));
         calls.add(new Call("add", List.copyOf(ids), texts, Thread.currentThread().getName()));

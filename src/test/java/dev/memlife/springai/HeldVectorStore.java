@@ -1,13 +1,10 @@
 package dev.memlife.springai;
 
+import dev.memlife.faults.CallGate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.ai.document.Document;
 import org.springframework.ai.vectorstore.SearchRequest;
 import org.springframework.ai.vectorstore.VectorStore;
@@ -26,9 +23,7 @@ final class HeldVectorStore implements VectorStore {
     private final VectorStore behind;
     private final List<Call> calls = new CopyOnWriteArrayList<>();
     private final List<Document> received = new CopyOnWriteArrayList<>();
-    private final Semaphore entered = new Semaphore(0);
-    private final AtomicInteger failures = new AtomicInteger();
-    private volatile CountDownLatch gate = new CountDownLatch(0);
+    private final CallGate gate = new CallGate();
 
     /** @param behind where the calls go once let through; null to keep only the record */
     HeldVectorStore(VectorStore behind) {
@@ -37,37 +32,31 @@ final class HeldVectorStore implements VectorStore {
 
     /** Holds every later add at its start until {@link #open()}. */
     void hold() {
-        gate = new CountDownLatch(1);
+        gate.hold();
     }
 
     /** Lets the held adds, and every later one, through. */
     void open() {
-        gate.countDown();
+        gate.open();
     }
 
     /** The next {@code n} adds and deletes throw. */
     void failNext(int n) {
-        failures.set(n);
+        gate.failNext(n);
     }
 
     /** Waits until a call has entered {@code add} (held or not) since the last wait. */
     boolean awaitEntered(Duration within) throws InterruptedException {
-        return entered.tryAcquire(within.toNanos(), TimeUnit.NANOSECONDS);
+        return gate.awaitEntered(within);
     }
 
     @Override
     public void add(List<Document> documents) {
         List<String> ids = new ArrayList<>();
         documents.forEach(d -> ids.add(d.getId()));
-        entered.release();
-        try {
-            gate.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while held", e);
-        }
+        gate.pass();
         calls.add(new Call("add", ids, Thread.currentThread().getName()));
-        if (failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        if (gate.failsNow()) {
             throw new IllegalStateException("test: the vector store is down for " + ids);
         }
         received.addAll(documents);
@@ -79,7 +68,7 @@ final class HeldVectorStore implements VectorStore {
     @Override
     public void delete(List<String> idList) {
         calls.add(new Call("delete", List.copyOf(idList), Thread.currentThread().getName()));
-        if (failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        if (gate.failsNow()) {
             throw new IllegalStateException("test: the vector store is down for " + idList);
         }
         if (behind != null) {

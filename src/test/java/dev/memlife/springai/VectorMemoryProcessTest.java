@@ -48,13 +48,7 @@ class VectorMemoryProcessTest {
     void sigkillWithTheStoreBehindHeldLosesNoAcknowledgedTurnWithASpool() throws Exception {
         Path file = dir.resolve("store.json");
         Path spool = dir.resolve("spool");
-        List<String> acknowledged;
-        try (ChildJvm child = ChildJvm.start("held", dir, VectorMemoryChildMain.class, "serve", file.toString(),
-                spool.toString(), "true")) {
-            child.awaitDurable(ACKNOWLEDGED, WAIT);
-            child.kill(WAIT);
-            acknowledged = child.durable();
-        }
+        List<String> acknowledged = killMidLoad("held", file, spool, true);
         assertThat(file).as("the store behind took nothing: every acknowledged turn is only in the spool").doesNotExist();
 
         recover(file, spool);
@@ -66,17 +60,21 @@ class VectorMemoryProcessTest {
     void sigkillAtAnyPointLosesNoAcknowledgedTurnWithASpool() throws Exception {
         Path file = dir.resolve("store.json");
         Path spool = dir.resolve("spool");
-        List<String> acknowledged;
-        try (ChildJvm child = ChildJvm.start("free", dir, VectorMemoryChildMain.class, "serve", file.toString(),
-                spool.toString(), "false")) {
-            child.awaitDurable(ACKNOWLEDGED, WAIT);
-            child.kill(WAIT);
-            acknowledged = child.durable();
-        }
+        List<String> acknowledged = killMidLoad("free", file, spool, false);
 
         recover(file, spool);
 
         assertEveryAcknowledgedTurnStoredOnce(acknowledged, file, "");
+    }
+
+    /** Serves with a spool (the store behind held or not), SIGKILLs mid-load; {@return the turns acknowledged} */
+    private List<String> killMidLoad(String name, Path file, Path spool, boolean held) throws Exception {
+        try (ChildJvm child = ChildJvm.start(name, dir, VectorMemoryChildMain.class, "serve", file.toString(),
+                spool.toString(), String.valueOf(held))) {
+            child.awaitDurable(ACKNOWLEDGED, WAIT);
+            child.kill(WAIT);
+            return child.durable();
+        }
     }
 
     private void recover(Path file, Path spool) throws Exception {
