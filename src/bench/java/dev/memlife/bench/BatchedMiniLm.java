@@ -7,6 +7,7 @@ import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
+import dev.memlife.springai.MiniLmEmbeddingModel;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -19,7 +20,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.ai.document.Document;
-import org.springframework.ai.embedding.Embedding;
 import org.springframework.ai.embedding.EmbeddingModel;
 import org.springframework.ai.embedding.EmbeddingRequest;
 import org.springframework.ai.embedding.EmbeddingResponse;
@@ -167,12 +167,7 @@ final class BatchedMiniLm implements EmbeddingModel {
             writerCalls.incrementAndGet();
             writerTexts.addAndGet(texts.size());
         }
-        List<float[]> vectors = embedBatch(texts);
-        List<Embedding> out = new ArrayList<>(vectors.size());
-        for (int i = 0; i < vectors.size(); i++) {
-            out.add(new Embedding(vectors.get(i), i));
-        }
-        return new EmbeddingResponse(out);
+        return MiniLmEmbeddingModel.response(embedBatch(texts));
     }
 
     @Override

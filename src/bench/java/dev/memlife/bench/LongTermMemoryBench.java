@@ -1,8 +1,8 @@
 package dev.memlife.bench;
 
-import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.onnx.allminilml6v2.AllMiniLmL6V2EmbeddingModel;
 import dev.memlife.WriteBehindFigures;
+import dev.memlife.springai.MiniLmEmbeddingModel;
 import dev.memlife.springai.WriteBehindVectorStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +25,6 @@ import org.springframework.ai.chat.model.Generation;
 import org.springframework.ai.chat.prompt.Prompt;
 import org.springframework.ai.document.Document;
 import org.springframework.ai.embedding.BatchingStrategy;
-import org.springframework.ai.embedding.Embedding;
 import org.springframework.ai.embedding.EmbeddingModel;
 import org.springframework.ai.embedding.EmbeddingOptions;
 import org.springframework.ai.embedding.EmbeddingRequest;
@@ -111,14 +110,7 @@ final class LongTermMemoryBench {
                 writerCalls.incrementAndGet();
                 writerTexts.addAndGet(texts.size());
             }
-            List<TextSegment> segments = new ArrayList<>(texts.size());
-            texts.forEach(t -> segments.add(TextSegment.from(t)));
-            List<dev.langchain4j.data.embedding.Embedding> vectors = model.embedAll(segments).content();
-            List<Embedding> out = new ArrayList<>(vectors.size());
-            for (int i = 0; i < vectors.size(); i++) {
-                out.add(new Embedding(vectors.get(i).vector(), i));
-            }
-            return new EmbeddingResponse(out);
+            return MiniLmEmbeddingModel.embedAll(model, texts);
         }
 
         @Override

@@ -34,7 +34,10 @@ public final class MiniLmEmbeddingModel implements EmbeddingModel {
         TEXTS
     }
 
-    private static final AllMiniLmL6V2EmbeddingModel MODEL = new AllMiniLmL6V2EmbeddingModel();
+    /** The model, loaded on first use (not by the static helpers the benchmark calls). */
+    private static final class Loaded {
+        static final AllMiniLmL6V2EmbeddingModel MODEL = new AllMiniLmL6V2EmbeddingModel();
+    }
 
     private final List<Call> calls = new CopyOnWriteArrayList<>();
 
@@ -61,12 +64,35 @@ public final class MiniLmEmbeddingModel implements EmbeddingModel {
     }
 
     private static EmbeddingResponse embedAll(List<String> texts) {
+        return embedAll(Loaded.MODEL, texts);
+    }
+
+    /**
+     * {@code texts} embedded by a LangChain4j model, as Spring AI's response: the one conversion
+     * between the two, shared with the benchmark's models.
+     *
+     * @param model the LangChain4j model
+     * @param texts the texts
+     * @return their embeddings, indexed in order
+     */
+    public static EmbeddingResponse embedAll(dev.langchain4j.model.embedding.EmbeddingModel model, List<String> texts) {
         List<TextSegment> segments = new ArrayList<>(texts.size());
         texts.forEach(t -> segments.add(TextSegment.from(t)));
-        List<dev.langchain4j.data.embedding.Embedding> vectors = MODEL.embedAll(segments).content();
+        List<float[]> vectors = new ArrayList<>(texts.size());
+        model.embedAll(segments).content().forEach(e -> vectors.add(e.vector()));
+        return response(vectors);
+    }
+
+    /**
+     * {@code vectors} as Spring AI's response, each indexed by its place.
+     *
+     * @param vectors the embeddings, in order
+     * @return the response
+     */
+    public static EmbeddingResponse response(List<float[]> vectors) {
         List<Embedding> out = new ArrayList<>(vectors.size());
         for (int i = 0; i < vectors.size(); i++) {
-            out.add(new Embedding(vectors.get(i).vector(), i));
+            out.add(new Embedding(vectors.get(i), i));
         }
         return new EmbeddingResponse(out);
     }
