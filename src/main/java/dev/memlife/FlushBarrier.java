@@ -20,11 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class FlushBarrier {
 
-    private final String managerName;
-    private final Ticker ticker;
-    private final TurnQueue queue;
-    private final WriterThread thread;
-    private final Lifecycle lifecycle;
+    /** The writer's queue, thread, lifecycle and ticker, read where a flush needs them. */
+    private final WriterContext context;
 
     /**
      * Flushes that had to wait, those of them that returned false, and how long they waited in all
@@ -35,11 +32,7 @@ final class FlushBarrier {
     private final AtomicLong waitNanos = new AtomicLong();
 
     FlushBarrier(WriterContext context) {
-        this.managerName = context.managerName;
-        this.ticker = context.ticker;
-        this.queue = context.queue;
-        this.thread = context.thread;
-        this.lifecycle = context.lifecycle;
+        this.context = context;
     }
 
     /**
@@ -48,26 +41,26 @@ final class FlushBarrier {
      * has to wait is counted, timed and recorded ({@link Events.Flush}).
      */
     boolean flush(long timeoutNanos) {
-        long target = queue.reserved();
-        long finished = queue.finished();
+        long target = context.queue.reserved();
+        long finished = context.queue.finished();
         if (finished >= target) {
             return true;
         }
-        if (thread.isCurrent()) {
+        if (context.thread.isCurrent()) {
             return false; // the writer cannot wait for itself
         }
         Events.Flush event = new Events.Flush();
         event.begin();
-        Deadline wait = Deadline.afterNanos(ticker, timeoutNanos);
+        Deadline wait = Deadline.afterNanos(context.ticker, timeoutNanos);
         waits.incrementAndGet();
-        boolean met = lifecycle.awaitFinished(target, () -> wait);
+        boolean met = context.lifecycle.awaitFinished(target, () -> wait);
         waitNanos.addAndGet(Math.max(0, wait.elapsedNanos()));
         if (!met) {
             timeouts.incrementAndGet();
         }
         event.end();
         if (event.shouldCommit()) {
-            event.manager = managerName;
+            event.manager = context.managerName;
             event.writes = target - finished;
             event.met = met;
             event.timeout = timeoutNanos;

@@ -30,7 +30,6 @@ public record Attempts(int attempts, Duration backoff, Duration maxBackoff) {
      */
     public void run(Runnable call) {
         RuntimeException first = null;
-        long waitNanos = backoff.toNanos();
         for (int attempt = 1; ; attempt++) {
             try {
                 call.run();
@@ -41,12 +40,26 @@ public record Attempts(int attempts, Duration backoff, Duration maxBackoff) {
                 } else if (first != e) {
                     first.addSuppressed(e);
                 }
-                if (attempt >= attempts || !pause(waitNanos)) {
+                if (attempt >= attempts || !pause(Checks.saturatedNanos(waitAfter(attempt)))) {
                     throw first;
                 }
-                waitNanos = Math.min(Checks.saturatedNanos(maxBackoff), waitNanos * 2);
             }
         }
+    }
+
+    /**
+     * The wait after the {@code failed}-th failed attempt: the backoff, doubled after each failure
+     * but the first, at most {@link #maxBackoff}.
+     *
+     * @param failed how many attempts have failed; at least 1
+     * @return the wait before the next attempt
+     */
+    public Duration waitAfter(int failed) {
+        Duration d = backoff;
+        for (int i = 1; i < failed && d.compareTo(maxBackoff) < 0; i++) {
+            d = d.multipliedBy(2);
+        }
+        return d.compareTo(maxBackoff) < 0 ? d : maxBackoff;
     }
 
     private static boolean pause(long nanos) {

@@ -1,5 +1,6 @@
 package dev.memlife.store;
 
+import dev.memlife.internal.Attempts;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,19 +24,23 @@ final class Retry {
 
     private final String provider;
     private final String database;
-    private final int attempts;
-    private final Duration backoff;
+    /** How many attempts, and the waits between them. */
+    private final Attempts policy;
     private final Sleeper sleeper;
     /** Attempts that failed, and calls that failed after every attempt: for {@link StoreFigures}. */
     private final AtomicLong failedAttempts = new AtomicLong();
     private final AtomicLong failedCalls = new AtomicLong();
 
-    Retry(String provider, String database, int attempts, Duration backoff, Sleeper sleeper) {
+    Retry(String provider, String database, Attempts policy, Sleeper sleeper) {
         this.provider = provider;
         this.database = database;
-        this.attempts = attempts;
-        this.backoff = backoff;
+        this.policy = policy;
         this.sleeper = sleeper;
+    }
+
+    /** The rule of {@code attempts} in all, the first wait {@code backoff}, doubling up to {@link #MAX_BACKOFF}. */
+    static Attempts policy(int attempts, Duration backoff) {
+        return new Attempts(attempts, backoff, MAX_BACKOFF);
     }
 
     /**
@@ -79,6 +84,7 @@ final class Retry {
     }
 
     private <T> T attempt(String what, ConnectionHolder holder, ConnectionHolder.Work<T> work, SQLException failed) {
+        int attempts = policy.attempts();
         SQLException last = null;
         // Ends when attempt reaches attempts, before it could pass Integer.MAX_VALUE.
         for (int attempt = 1; ; attempt++) {
@@ -120,10 +126,6 @@ final class Retry {
 
     /** The wait after the {@code attempt}-th failure: the backoff, doubled per attempt, capped. */
     Duration backoff(int attempt) {
-        Duration d = backoff;
-        for (int i = 1; i < attempt && d.compareTo(MAX_BACKOFF) < 0; i++) {
-            d = d.multipliedBy(2);
-        }
-        return d.compareTo(MAX_BACKOFF) < 0 ? d : MAX_BACKOFF;
+        return policy.waitAfter(attempt);
     }
 }
