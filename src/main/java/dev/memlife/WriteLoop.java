@@ -409,7 +409,7 @@ final class WriteLoop {
                         return; // the drain deadline passed and the drain abandoned the rest
                     }
                     claimed = end;
-                    boolean ok = calls.write(batch, i, end, route);
+                    boolean ok = (log == null || log.awaitDeliverable()) && calls.write(batch, i, end, route);
                     publish(batch, i, end, ok);
                     failed += ok ? 0 : end - i;
                     finished = end;

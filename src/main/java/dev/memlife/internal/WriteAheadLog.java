@@ -115,6 +115,21 @@ public interface WriteAheadLog {
     void delivered(long position, int writes);
 
     /**
+     * Whether the writer may hand writes to the providers now; on the writer thread, before each
+     * chunk of a batch. A local spool always may. A shared log may only while this replica holds
+     * the agent's lease: it waits while that is uncertain (the database is out of reach, the lease
+     * not yet renewed) and answers false once another replica has taken the lease, or the log is
+     * closed. Writes it answers false for count as failed; they stay in the log, undelivered, for
+     * the lease's new holder, and {@link #keepFailed} and {@link #delivered} are still called for
+     * them: the log ignores both once its lease is lost.
+     *
+     * @return true to deliver; false to leave the writes to the log
+     */
+    default boolean awaitDeliverable() {
+        return true;
+    }
+
+    /**
      * Hands every write an earlier run left undelivered to {@code into}, in their original order
      * and with their original ids; once, before the first new write.
      *

@@ -1,0 +1,122 @@
+package dev.memlife.spool;
+
+import java.util.regex.Pattern;
+
+/**
+ * The two tables of a {@link SharedLog} and every statement on them. {@code <prefix>shared_log}
+ * holds the writes: one row per agent per group commit, its records ({@link SpoolRecord}s, one
+ * after another) numbered {@code first_seq..last_seq} in the agent's log. {@code
+ * <prefix>shared_log_leases} holds one row per agent: who holds it (owner, epoch, expiry) and how
+ * far its writes were delivered. Every append, mark and renewal names the epoch it holds, in a
+ * transaction that locks the lease row: a claim that bumps the epoch waits for it, and nothing the
+ * old epoch sends afterwards matches.
+ */
+final class SharedLogSql {
+
+    private static final Pattern PREFIX = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,40}|");
+
+    final String log;
+    final String leases;
+
+    SharedLogSql(String tablePrefix) {
+        if (!PREFIX.matcher(tablePrefix).matches()) {
+            throw new IllegalArgumentException("tablePrefix must be a letter or '_' followed by at most 40 letters, "
+                    + "digits or '_', or empty; was '" + tablePrefix + "'");
+        }
+        this.log = tablePrefix + "shared_log";
+        this.leases = tablePrefix + "shared_log_leases";
+    }
+
+    /** Serializes the replicas' first start: concurrent {@code CREATE TABLE IF NOT EXISTS} can collide. */
+    String createLock() {
+        return "SELECT pg_advisory_xact_lock(hashtext('" + log + "'))";
+    }
+
+    String[] create() {
+        return new String[] {
+            "CREATE TABLE IF NOT EXISTS " + leases + " (agent TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+                    + "epoch BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL, released BOOLEAN NOT NULL, "
+                    + "delivered_seq BIGINT NOT NULL, claimed_at TIMESTAMPTZ NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS " + log + " (agent TEXT NOT NULL, first_seq BIGINT NOT NULL, "
+                    + "last_seq BIGINT NOT NULL, epoch BIGINT NOT NULL, kept BOOLEAN NOT NULL, "
+                    + "id_prefix TEXT NOT NULL, accepted_at TIMESTAMPTZ NOT NULL DEFAULT now(), records BYTEA NOT NULL, "
+                    + "PRIMARY KEY (agent, first_seq))"
+        };
+    }
+
+    // ---- claiming an agent (SharedLog.agent) ----
+
+    String lockLease() {
+        return "SELECT owner, epoch, expires_at <= now(), released, delivered_seq, "
+                + "EXTRACT(EPOCH FROM (now() - expires_at)) * 1000 FROM " + leases + " WHERE agent = ? FOR UPDATE";
+    }
+
+    String insertLease() {
+        return "INSERT INTO " + leases + " (agent, owner, epoch, expires_at, released, delivered_seq, claimed_at) "
+                + "VALUES (?, ?, 1, now() + ? * interval '1 millisecond', false, 0, now()) ON CONFLICT (agent) DO NOTHING";
+    }
+
+    String takeLease() {
+        return "UPDATE " + leases + " SET owner = ?, epoch = epoch + 1, expires_at = now() + ? * interval '1 millisecond', "
+                + "released = false, claimed_at = now() WHERE agent = ? RETURNING epoch";
+    }
+
+    String lastSeq() {
+        return "SELECT max(last_seq) FROM " + log + " WHERE agent = ?";
+    }
+
+    String keptRows() {
+        return "SELECT first_seq, id_prefix, records FROM " + log + " WHERE agent = ? AND kept ORDER BY first_seq";
+    }
+
+    String deleteKept() {
+        return "DELETE FROM " + log + " WHERE agent = ? AND kept";
+    }
+
+    String replay() {
+        return "SELECT first_seq, id_prefix, records FROM " + log
+                + " WHERE agent = ? AND NOT kept AND last_seq > ? ORDER BY first_seq";
+    }
+
+    // ---- a group commit (SharedLogWorker) ----
+
+    /**
+     * Renews and marks the leases this replica holds, with the epochs it holds them at, and locks
+     * their rows until the commit; returns the ones still held. A lease being released ends now.
+     */
+    String renew() {
+        return "UPDATE " + leases + " l SET expires_at = CASE WHEN h.release THEN now() "
+                + "ELSE now() + ? * interval '1 millisecond' END, released = h.release, "
+                + "delivered_seq = GREATEST(l.delivered_seq, h.mark) "
+                + "FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::boolean[]) AS h(agent, epoch, mark, release) "
+                + "WHERE l.agent = h.agent AND l.epoch = h.epoch AND l.owner = ? RETURNING l.agent";
+    }
+
+    String insertRows() {
+        return "INSERT INTO " + log + " (agent, first_seq, last_seq, epoch, kept, id_prefix, records) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, first_seq) DO NOTHING";
+    }
+
+    /** After a failed commit: how far each agent's log really reached, so a retry adds only what is missing. */
+    String committedSeqs() {
+        return "SELECT agent, max(last_seq) FROM " + log + " WHERE agent = ANY(?::text[]) GROUP BY agent";
+    }
+
+    String deleteDelivered() {
+        return "DELETE FROM " + log + " WHERE agent = ? AND last_seq <= ? AND NOT kept";
+    }
+
+    /** Expired leases that still have writes to deliver: what the sweeper hands to the adopter. */
+    String orphans() {
+        return "SELECT l.agent FROM " + leases + " l WHERE l.expires_at <= now() AND EXISTS (SELECT 1 FROM " + log
+                + " e WHERE e.agent = l.agent AND (e.kept OR e.last_seq > l.delivered_seq)) ORDER BY l.expires_at LIMIT 64";
+    }
+
+    /** Every agent's lease and backlog, for {@link SharedLog#inspect}. */
+    String inspect() {
+        return "SELECT l.agent, l.owner, l.epoch, l.expires_at, l.expires_at > now(), l.released, l.delivered_seq, "
+                + "coalesce((SELECT max(e.last_seq) FROM " + log + " e WHERE e.agent = l.agent AND NOT e.kept), 0), "
+                + "(SELECT count(*) FROM " + log + " e WHERE e.agent = l.agent AND e.kept) "
+                + "FROM " + leases + " l ORDER BY l.agent";
+    }
+}
