@@ -2,7 +2,8 @@
 # memlife_pg_start: it installs PostgreSQL from Debian's packages if it is missing, creates a
 # cluster of its own in a temporary directory (never touches the machine's default cluster),
 # starts it on 127.0.0.1, creates the role and database, and exports MEMLIFE_PG_URL,
-# MEMLIFE_PG_USER, MEMLIFE_PG_PASSWORD and MEMLIFE_REQUIRE_PG=1. Every step is idempotent: a
+# MEMLIFE_PG_USER, MEMLIFE_PG_PASSWORD, MEMLIFE_REQUIRE_PG=1, and MEMLIFE_PG_CTL and
+# MEMLIFE_PG_DATA (pg_ctl and the cluster's directory, for the test that restarts the server). Every step is idempotent: a
 # cluster left running by an earlier run is reused. memlife_pg_stop stops the server again if
 # memlife_pg_start started it. Needs root (CI runs as root) or a user that can run initdb.
 
@@ -64,6 +65,9 @@ memlife_pg_start() {
   export MEMLIFE_PG_USER=memlife
   export MEMLIFE_PG_PASSWORD=memlife
   export MEMLIFE_REQUIRE_PG=1
+  # for the shared-log test that restarts the server mid-run (pg_ctl restart -m fast)
+  export MEMLIFE_PG_CTL="$bin/pg_ctl"
+  export MEMLIFE_PG_DATA="$MEMLIFE_PG_DIR"
 }
 
 memlife_pg_stop() {

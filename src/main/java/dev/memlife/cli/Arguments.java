@@ -10,10 +10,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** A command's arguments: one directory, options with values, or a help flag; and the durations they give. */
+/**
+ * A command's arguments: one directory (or none, for a command that takes only options), options
+ * with values, or a help flag; and the durations and the password they give.
+ */
 final class Arguments {
 
     /** A duration people write: a number and an optional unit. */
@@ -35,6 +39,32 @@ final class Arguments {
      * directory that starts with '-'; a help flag anywhere wins over every error.
      */
     static Arguments of(List<String> args, Set<String> valued, String usage, String helpCommand) {
+        Arguments p = parse(args, valued, usage, helpCommand);
+        if (p.help) {
+            return p;
+        }
+        if (p.positional.isEmpty()) {
+            throw p.usage("missing DIR, the spool's directory");
+        }
+        if (p.positional.size() > 1) {
+            throw p.usage("unexpected argument '" + p.positional.get(1) + "' (one DIR expected)");
+        }
+        return p;
+    }
+
+    /**
+     * Parses {@code args} as {@link #of} does, for a command that takes options only: any other
+     * argument is a usage error.
+     */
+    static Arguments optionsOnly(List<String> args, Set<String> valued, String usage, String helpCommand) {
+        Arguments p = parse(args, valued, usage, helpCommand);
+        if (!p.help && !p.positional.isEmpty()) {
+            throw p.usage("unexpected argument '" + p.positional.get(0) + "' (this command takes options only)");
+        }
+        return p;
+    }
+
+    private static Arguments parse(List<String> args, Set<String> valued, String usage, String helpCommand) {
         Arguments p = new Arguments(usage, helpCommand);
         boolean optionsEnded = false;
         UsageException first = null;
@@ -77,12 +107,6 @@ final class Arguments {
         if (first != null) {
             throw first;
         }
-        if (p.positional.isEmpty()) {
-            throw p.usage("missing DIR, the spool's directory");
-        }
-        if (p.positional.size() > 1) {
-            throw p.usage("unexpected argument '" + p.positional.get(1) + "' (one DIR expected)");
-        }
         return p;
     }
 
@@ -102,6 +126,26 @@ final class Arguments {
         } catch (IllegalArgumentException e) {
             throw usage("invalid " + option + " '" + value + "': " + e.getMessage());
         }
+    }
+
+    /**
+     * The database password: {@code --password}, or the environment variable {@code
+     * --password-env} names; null if neither is given.
+     */
+    String password(Function<String, String> env) {
+        String given = options.get("--password");
+        String var = options.get("--password-env");
+        if (var == null) {
+            return given;
+        }
+        if (given != null) {
+            throw usage("give --password or --password-env, not both");
+        }
+        String value = env.apply(var);
+        if (value == null) {
+            throw usage("invalid --password-env '" + var + "': no such environment variable is set");
+        }
+        return value;
     }
 
     UsageException usage(String message) {

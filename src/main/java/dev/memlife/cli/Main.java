@@ -21,12 +21,15 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * memlife's command line, for the operator of a service that uses a durable spool.
+ * memlife's command line, for the operator of a service that uses a durable spool or a shared
+ * log.
  *
  * <pre>
  * java -cp memlife.jar:slf4j-api.jar[:DRIVER.jar] dev.memlife.cli.Main spool inspect DIR
  * java -cp memlife.jar:slf4j-api.jar:DRIVER.jar dev.memlife.cli.Main spool replay DIR --jdbc URL
  *     [--user U] [--password P | --password-env VAR] [--table-prefix X] [--timeout DURATION]
+ * java -cp memlife.jar:slf4j-api.jar:postgresql.jar dev.memlife.cli.Main shared-log --jdbc URL
+ *     [--user U] [--password P | --password-env VAR] [--table-prefix X]
  * </pre>
  *
  * <ul>
@@ -44,6 +47,11 @@ import java.util.function.Function;
  *       the deadline, corrupt records skipped, torn-tail bytes cut, the batches it stored them in
  *       (up to {@value #REPLAY_BATCH} writes, one transaction each), and what the spool holds
  *       afterwards. The store skips write ids it already holds, so a replay may be repeated.
+ *   <li>{@code shared-log --jdbc URL} lists every agent of a {@link dev.memlife.spool.SharedLog}
+ *       in that PostgreSQL database, one line each: the lease's owner, epoch, state (live,
+ *       expired or released) and expiry, the delivered and last positions, the backlog and the
+ *       kept rows; then the totals and the agents whose writes wait for a holder. It reads only,
+ *       in one transaction ({@code SharedLogCommand}).
  * </ul>
  *
  * <p>{@code -h} or {@code --help} at any level prints that level's usage. Exit codes:
@@ -51,11 +59,12 @@ import java.util.function.Function;
  *   <li>{@value #EXIT_OK}: success;
  *   <li>{@value #EXIT_PROBLEMS}: the command ran but found problems: {@code inspect} found damaged
  *       stretches or unreadable segments; {@code replay} has writes that failed, were abandoned at
- *       the deadline, or were still running at it;
+ *       the deadline, or were still running at it; {@code shared-log} found an agent with writes
+ *       undelivered and no live lease;
  *   <li>{@value #EXIT_USAGE}: usage error: unknown command or option, missing or invalid argument;
  *   <li>{@value #EXIT_CANNOT_RUN}: could not run: the directory is missing, the spool is locked by
  *       another process or has a segment this memlife cannot read, the database cannot be
- *       reached, an I/O error.
+ *       reached or has no shared log with the table prefix given, an I/O error.
  * </ul>
  * Errors go to standard error, naming what failed and the value it failed on (a JDBC URL's
  * password masked).
@@ -69,9 +78,9 @@ import java.util.function.Function;
  * notice and drops the log; the report does not need it (why the store refused a write is
  * printed too). Add one, {@code slf4j-simple.jar} for instance, to see the log on standard error.
  *
- * <p>One idea past 500 lines: the command line, whose two commands' usage texts, reports and exit
- * codes read best side by side; parsing is {@code Arguments}, the store a replay writes to
- * {@code ReplayStore}.
+ * <p>One idea past 500 lines: the command line, whose spool commands' usage texts, reports and
+ * exit codes read best side by side; parsing is {@code Arguments}, the store a replay writes to
+ * {@code ReplayStore}, the shared log's listing {@code SharedLogCommand}.
  */
 public final class Main {
 
@@ -105,20 +114,23 @@ public final class Main {
               0  success
               1  the command ran but found problems (inspect: damaged stretches or
                  unreadable segments; replay: writes failed, abandoned or still running
-                 at the deadline)
+                 at the deadline; shared-log: writes undelivered and no live lease)
               2  usage error: unknown command or option, missing or invalid argument
               3  could not run: directory missing, spool locked by another process,
-                 unreadable segment, database unreachable, I/O error
+                 unreadable segment, database unreachable, no shared log with that
+                 table prefix, I/O error
             """;
 
     static final String USAGE = """
             Usage: memlife spool inspect DIR
                    memlife spool replay DIR --jdbc URL [--user U] [--password P | --password-env VAR]
                                         [--table-prefix X] [--timeout DURATION]
-                   memlife [spool [inspect|replay]] --help
+                   memlife shared-log --jdbc URL [--user U] [--password P | --password-env VAR]
+                                      [--table-prefix X]
+                   memlife [spool [inspect|replay] | shared-log] --help
             """;
 
-    static final String HELP = "memlife: tools for memlife's durable spool.\n\n" + USAGE + """
+    static final String HELP = "memlife: tools for memlife's durable spool and shared log.\n\n" + USAGE + """
 
             Commands:
               spool inspect DIR   what a spool directory holds: segments, pending writes,
@@ -126,6 +138,9 @@ public final class Main {
                                   on the spool of a running process)
               spool replay DIR    deliver the writes a spool holds to a JDBC store, then
                                   report what became of each
+              shared-log          a shared log's agents in PostgreSQL: each lease's
+                                  owner, epoch, state and expiry, and the writes not
+                                  yet delivered (read-only; safe while replicas run)
 
             """ + EXIT_CODES + "\n" + RUN_AS + "\n";
 
@@ -256,9 +271,18 @@ public final class Main {
             out.print(HELP);
             return EXIT_OK;
         }
+        if (first.equals(SharedLogCommand.COMMAND)) {
+            Arguments p = Arguments.optionsOnly(args.subList(1, args.size()), SharedLogCommand.OPTIONS,
+                    SharedLogCommand.USAGE, "memlife shared-log");
+            if (p.help) {
+                out.print(SharedLogCommand.HELP);
+                return EXIT_OK;
+            }
+            return new SharedLogCommand(out, env).run(p);
+        }
         if (!first.equals("spool")) {
             throw new UsageException((first.startsWith("-") ? "unknown option '" : "unknown command '") + first
-                    + "' (the commands are 'spool inspect' and 'spool replay')", USAGE, "memlife");
+                    + "' (the commands are 'spool inspect', 'spool replay' and 'shared-log')", USAGE, "memlife");
         }
         List<String> rest = args.subList(1, args.size());
         if (rest.isEmpty()) {
@@ -419,7 +443,7 @@ public final class Main {
         if (user != null) {
             storeBuilder.user(user);
         }
-        String password = password(p);
+        String password = p.password(env);
         if (password != null) {
             storeBuilder.password(password);
         }
@@ -520,22 +544,6 @@ public final class Main {
         return EXIT_PROBLEMS;
     }
 
-    private String password(Arguments p) {
-        String given = p.options.get("--password");
-        String var = p.options.get("--password-env");
-        if (var == null) {
-            return given;
-        }
-        if (given != null) {
-            throw p.usage("give --password or --password-env, not both");
-        }
-        String value = env.apply(var);
-        if (value == null) {
-            throw p.usage("invalid --password-env '" + var + "': no such environment variable is set");
-        }
-        return value;
-    }
-
     private void ids(List<String> ids) {
         for (String id : ids) {
             out.println("      " + id);
@@ -551,12 +559,12 @@ public final class Main {
         }
     }
 
-    private static String count(long n, String one, String many) {
+    static String count(long n, String one, String many) {
         return n + " " + (n == 1 ? one : many);
     }
 
     /** An exception's message, and its cause's when it adds something (an I/O error's path and reason). */
-    private static String describe(Throwable e) {
+    static String describe(Throwable e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         Throwable cause = e.getCause();
         if (cause != null && cause.getMessage() != null && !message.contains(cause.getMessage())) {
@@ -571,7 +579,7 @@ public final class Main {
     }
 
     /** The command could not run: exit code {@value #EXIT_CANNOT_RUN}. */
-    private static final class CannotRunException extends RuntimeException {
+    static final class CannotRunException extends RuntimeException {
         private static final long serialVersionUID = 1L;
         final String command;
 

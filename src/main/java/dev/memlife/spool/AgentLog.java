@@ -370,12 +370,17 @@ public final class AgentLog implements DurableLog {
             order.lock();
             try {
                 while (true) {
-                    if (lostReason != null || released) {
+                    if (lostReason != null || released || closing) {
                         return false;
                     }
                     long left = validUntilNanos - System.nanoTime();
                     if (left > 0) {
                         return true;
+                    }
+                    if (-left > owner.leaseNanos) {
+                        // unrenewed for a whole lease past its end: another replica may hold it; the writes
+                        // count as failed and are kept in the log for whoever holds the agent next
+                        return false;
                     }
                     owner.renewNow();
                     changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(100));

@@ -97,9 +97,14 @@ final class SharedLogSql {
                 + "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, first_seq) DO NOTHING";
     }
 
-    /** After a failed commit: how far each agent's log really reached, so a retry adds only what is missing. */
+    /**
+     * After a failed commit: how far each agent's log really reached at the epoch this replica
+     * holds, so a retry adds only what is missing. Only its own epoch's rows count: rows a newer
+     * holder appended are not this replica's writes.
+     */
     String committedSeqs() {
-        return "SELECT agent, max(last_seq) FROM " + log + " WHERE agent = ANY(?::text[]) GROUP BY agent";
+        return "SELECT e.agent, max(e.last_seq) FROM " + log + " e JOIN unnest(?::text[], ?::bigint[]) AS h(agent, epoch) "
+                + "ON e.agent = h.agent AND e.epoch = h.epoch GROUP BY e.agent";
     }
 
     String deleteDelivered() {
@@ -115,7 +120,8 @@ final class SharedLogSql {
     /** Every agent's lease and backlog, for {@link SharedLog#inspect}. */
     String inspect() {
         return "SELECT l.agent, l.owner, l.epoch, l.expires_at, l.expires_at > now(), l.released, l.delivered_seq, "
-                + "coalesce((SELECT max(e.last_seq) FROM " + log + " e WHERE e.agent = l.agent AND NOT e.kept), 0), "
+                + "GREATEST(l.delivered_seq, coalesce((SELECT max(e.last_seq) FROM " + log
+                + " e WHERE e.agent = l.agent AND NOT e.kept), 0)), "
                 + "(SELECT count(*) FROM " + log + " e WHERE e.agent = l.agent AND e.kept) "
                 + "FROM " + leases + " l ORDER BY l.agent";
     }

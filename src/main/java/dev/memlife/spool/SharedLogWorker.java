@@ -305,12 +305,14 @@ final class SharedLogWorker implements Runnable {
         Connection c = connection();
         List<AgentLog> agents = new ArrayList<>(log.held.values());
         String[] keys = agents.stream().map(AgentLog::agent).toArray(String[]::new);
+        Long[] epochs = agents.stream().map(AgentLog::epoch).toArray(Long[]::new);
         try (PreparedStatement q = c.prepareStatement(log.sql.committedSeqs())) {
             q.setArray(1, c.createArrayOf("text", keys));
+            q.setArray(2, c.createArrayOf("bigint", epochs));
             try (ResultSet r = q.executeQuery()) {
                 while (r.next()) {
                     AgentLog agent = log.held.get(r.getString(1));
-                    if (agent != null) {
+                    if (agent != null && agents.contains(agent)) {
                         agent.committedUpTo(r.getLong(2));
                     }
                 }

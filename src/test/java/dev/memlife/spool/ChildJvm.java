@@ -141,9 +141,30 @@ public final class ChildJvm implements AutoCloseable {
 
     /** Asks the child to finish the writes under way and stop cleanly ({@link ChildOutput#finishRequested()}). */
     public void finish() throws IOException {
+        send(FINISH);
+    }
+
+    /** Sends the child one line on its stdin: a command its {@link ChildOutput#listenToTheTest} hands on. */
+    public void send(String line) throws IOException {
         OutputStream stdin = process.getOutputStream();
-        stdin.write((FINISH + "\n").getBytes(StandardCharsets.UTF_8));
+        stdin.write((line + "\n").getBytes(StandardCharsets.UTF_8));
         stdin.flush();
+    }
+
+    /** Freezes the child with SIGSTOP: every thread stops, its connections stay open. */
+    public void freeze() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    /** Resumes a frozen child with SIGCONT. */
+    public void resume() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).as("kill -%s %s returned", name, this).isTrue();
+        assertThat(kill.exitValue()).as("kill -%s %s", name, this).isZero();
     }
 
     /**

@@ -17,6 +17,7 @@ public final class ChildOutput {
 
     private static final PrintStream OUT = System.out;
     private static volatile boolean finish;
+    private static final java.util.concurrent.CountDownLatch FINISHED = new java.util.concurrent.CountDownLatch(1);
 
     private ChildOutput() {}
 
@@ -41,11 +42,22 @@ public final class ChildOutput {
      * of stdin (the test that started this child is gone) halts the JVM.
      */
     public static void listenToTheTest() {
+        listenToTheTest(command -> {});
+    }
+
+    /**
+     * {@link #listenToTheTest()}, handing every other line the test sends ({@link ChildJvm#send})
+     * to {@code commands}, on the listening thread.
+     */
+    public static void listenToTheTest(java.util.function.Consumer<String> commands) {
         Thread guard = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 for (String l = in.readLine(); l != null; l = in.readLine()) {
                     if (l.equals(ChildJvm.FINISH)) {
                         finish = true;
+                        FINISHED.countDown();
+                    } else {
+                        commands.accept(l);
                     }
                 }
             } catch (IOException ignored) {
@@ -55,6 +67,11 @@ public final class ChildOutput {
         }, "test-listener");
         guard.setDaemon(true);
         guard.start();
+    }
+
+    /** Waits until the test asks this child to finish. */
+    public static void awaitFinish() throws InterruptedException {
+        FINISHED.await();
     }
 
     /** {@return whether the test asked this child to finish its writes and stop cleanly} */

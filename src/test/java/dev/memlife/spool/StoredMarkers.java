@@ -24,6 +24,8 @@ final class StoredMarkers {
 
     /** Write id by row, in insertion order. */
     private final List<String> writeIds = new ArrayList<>();
+    /** User content (marker) by row, in insertion order. */
+    private final List<String> markers = new ArrayList<>();
     /** Write ids by user content (marker). */
     private final Map<String, List<String>> idsByMarker = new HashMap<>();
 
@@ -37,10 +39,16 @@ final class StoredMarkers {
             while (rs.next()) {
                 String id = rs.getString(1);
                 stored.writeIds.add(id);
+                stored.markers.add(rs.getString(2));
                 stored.idsByMarker.computeIfAbsent(rs.getString(2), k -> new ArrayList<>()).add(id);
             }
         }
         return stored;
+    }
+
+    /** {@return every row's marker, in insertion order} */
+    List<String> markersInOrder() {
+        return List.copyOf(markers);
     }
 
     int rows() {

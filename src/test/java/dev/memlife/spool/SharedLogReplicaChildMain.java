@@ -1,0 +1,206 @@
+package dev.memlife.spool;
+
+import dev.memlife.MemoryManager;
+import dev.memlife.MemoryProvider;
+import dev.memlife.Turn;
+import dev.memlife.agent.AgentMemory;
+import dev.memlife.gateway.AgentGateway;
+import dev.memlife.gateway.AgentLease;
+import dev.memlife.gateway.GatewayStopReport;
+import dev.memlife.store.JdbcMemoryProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One replica of {@link SharedLogReplicasProcessTest}, in a child JVM: a real {@link AgentGateway}
+ * whose agents each own a {@link MemoryManager} on a {@link SharedLog} on PostgreSQL, all storing
+ * into one {@link JdbcMemoryProvider} in the same database, beside two other replicas.
+ *
+ * <p>One thread per agent it serves writes groups of {@value #GROUP} turns as fast as it can, each
+ * group under a lease: {@code syncAll} for each turn, one {@code awaitDurable}, then a {@link
+ * ChildJvm#DURABLE} line per turn. A turn's user content is its marker, {@code <agent>-<life>-<n>},
+ * and its session is the agent: one conversation per agent, whichever replica serves it. It
+ * serves the agents it is started with, and those the test names in a {@code SERVE a,b} line;
+ * acquiring such an agent waits for its last holder's lease, and prints {@code CLAIMED <agent>
+ * <epoch> <wall ms>}. An agent whose lease another replica took ({@link LeaseLostException}) is
+ * dropped: {@code DROPPED <agent>}. The sweeper's adopter acquires an orphaned agent, which
+ * replays it, and evicts it again.
+ *
+ * <p>The store sees each delivery through a probe that records when the last delivery began (wall
+ * clock, ms), printed at the end as {@code LAST_DELIVERY_BEGAN <ms>}. With a delay argument, each
+ * delivery first waits that long, so the store lags behind the log as a remote one does.
+ *
+ * <p>Usage: {@code SharedLogReplicaChildMain <life> <table prefix> <jdbc url> <agents,..> <delay ms>}.
+ * On {@code FINISH} each writer ends its group, the gateway stops, the log and the store close, and
+ * it prints {@code STOPPED ...} and exits 0.
+ */
+public final class SharedLogReplicaChildMain {
+
+    static final int GROUP = 16;
+    static final Duration LEASE = Duration.ofSeconds(2);
+    static final Duration SWEEP = Duration.ofMillis(500);
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private final String life;
+    private final JdbcMemoryProvider store;
+    private final MemoryProvider probe;
+    private final AgentGateway gateway;
+    private final SharedLog log;
+    private final AtomicLong lastDeliveryBegan = new AtomicLong();
+    private final List<Thread> writers = new ArrayList<>();
+    private final java.util.Set<String> serving = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final long delayMillis;
+
+    private SharedLogReplicaChildMain(String life, String prefix, String url, long delayMillis) {
+        this.life = life;
+        this.delayMillis = delayMillis;
+        String user = System.getenv().getOrDefault("MEMLIFE_PG_USER", "");
+        String password = System.getenv().getOrDefault("MEMLIFE_PG_PASSWORD", "");
+        // A replica frozen in the middle of a store transaction must not hold its rows' locks for ever: the
+        // replica that takes its agents over stores the same writes (the same ids) and would wait for them.
+        String storeUrl = url + (url.contains("?") ? "&" : "?") + "options=-c%20idle_in_transaction_session_timeout%3D1000";
+        this.store = JdbcMemoryProvider.builder(storeUrl).user(user).password(password).tablePrefix(prefix).name("pg")
+                .retryAttempts(12).retryBackoff(Duration.ofMillis(100)).build();
+        this.probe = new DeliveryProbe(store, lastDeliveryBegan, delayMillis);
+        this.gateway = AgentGateway.builder().name(life).maxAgents(64).stopTimeout(Duration.ofSeconds(60)).build();
+        this.log = SharedLog.postgres(url).user(user).password(password).tablePrefix(prefix).replica(life)
+                .lease(LEASE).sweepInterval(SWEEP).claimTimeout(WAIT).adopt(this::adopt).open();
+    }
+
+    public static void main(String[] args) throws Exception {
+        String life = args[0];
+        SharedLogReplicaChildMain replica = new SharedLogReplicaChildMain(life, args[1], args[2],
+                Long.parseLong(args[4]));
+        ChildOutput.listenToTheTest(command -> {
+            if (command.startsWith("SERVE ")) {
+                for (String agent : command.substring(6).split(",")) {
+                    replica.serve(agent);
+                }
+            }
+        });
+        ChildOutput.say("STARTING " + life);
+        for (String agent : args[3].split(",")) {
+            replica.serve(agent);
+        }
+        ChildOutput.say("READY " + life);
+        ChildOutput.awaitFinish();
+        replica.stop();
+        System.exit(0);
+    }
+
+    private synchronized void serve(String agent) {
+        serving.add(agent);
+        Thread t = new Thread(() -> writeUntilFinish(agent), "writer-" + agent);
+        t.setUncaughtExceptionHandler((th, e) -> {
+            ChildOutput.say("WRITER_FAILED " + agent + " " + e);
+            e.printStackTrace();
+        });
+        writers.add(t);
+        t.start();
+    }
+
+    private void stop() throws InterruptedException {
+        List<Thread> all;
+        synchronized (this) {
+            all = List.copyOf(writers);
+        }
+        for (Thread t : all) {
+            t.join();
+        }
+        GatewayStopReport stop = gateway.stop();
+        log.close();
+        store.shutdown();
+        SharedLogFigures f = log.figures();
+        ChildOutput.say("LAST_DELIVERY_BEGAN " + lastDeliveryBegan.get());
+        ChildOutput.say("STOPPED complete=" + stop.complete() + " takeovers=" + f.takeovers() + " adoptions="
+                + f.adoptions() + " fencedLeases=" + f.fencedLeases() + " fencedWrites=" + f.fencedWrites()
+                + " databaseFailures=" + f.databaseFailures() + " groupCommits=" + f.groupCommits());
+    }
+
+    /** The gateway's factory: the agent's manager on its log, replayed before its first turn. */
+    private AgentMemory newAgent(String agent) {
+        AgentLog agentLog = log.agent(agent);
+        ChildOutput.say("CLAIMED " + agent + " " + agentLog.epoch() + " " + System.currentTimeMillis());
+        MemoryManager manager = MemoryManager.builder().name(life + "/" + agent).spool(agentLog).maxBatchSize(8)
+                .queueCapacity(delayMillis > 0 ? 100 : 10_000) // a lagging store: a bounded backlog
+                .enqueueTimeout(WAIT).drainTimeout(WAIT).build();
+        manager.useProvider(probe);
+        ChildOutput.say("REPLAYED " + agent + " " + agentLog.epoch() + " " + manager.replaySpool());
+        return AgentMemory.create(manager);
+    }
+
+    /**
+     * The sweeper's adopter: acquiring the agent replays what its dead holder left; then it is let
+     * go. An agent this replica serves is replayed by its writer's own acquire.
+     */
+    private void adopt(String agent) {
+        if (serving.contains(agent)) {
+            return;
+        }
+        gateway.acquire(agent, this::newAgent).close();
+        gateway.evict(agent);
+    }
+
+    private void writeUntilFinish(String agent) {
+        List<String> group = new ArrayList<>(GROUP);
+        long n = 0;
+        while (!ChildOutput.finishRequested()) {
+            group.clear();
+            try (AgentLease lease = gateway.acquire(agent, this::newAgent)) {
+                MemoryManager memory = lease.agent().memory();
+                for (int i = 0; i < GROUP; i++, n++) {
+                    String marker = agent + "-" + life + "-" + n;
+                    if (!memory.syncAll(marker, "reply to " + marker, agent)) {
+                        throw new IllegalStateException("write " + marker + " refused");
+                    }
+                    group.add(marker);
+                }
+                if (!memory.awaitDurable(WAIT)) {
+                    continue; // not confirmed; the next group goes on
+                }
+            } catch (LeaseLostException e) {
+                ChildOutput.say("DROPPED " + agent);
+                serving.remove(agent);
+                gateway.evict(agent);
+                return;
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                ChildOutput.say("RETRY " + agent + " " + e.getMessage()); // the group was not confirmed
+            }
+            ChildOutput.durable(group);
+        }
+    }
+
+    /** The store, with the time each delivery began recorded, and an optional delay before it. */
+    private record DeliveryProbe(JdbcMemoryProvider store, AtomicLong began, long delayMillis)
+            implements MemoryProvider {
+
+        @Override
+        public String name() {
+            return "pg";
+        }
+
+        @Override
+        public void syncTurn(Turn turn) {
+            syncBatch(List.of(turn));
+        }
+
+        @Override
+        public void syncBatch(List<Turn> turns) {
+            began.accumulateAndGet(System.currentTimeMillis(), Math::max);
+            if (delayMillis > 0) {
+                try {
+                    Thread.sleep(delayMillis); // the test's lagging store
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            store.syncBatch(turns);
+            if (System.getenv("MEMLIFE_TRACE_AGENT") != null
+                    && turns.get(0).sessionId().equals(System.getenv("MEMLIFE_TRACE_AGENT"))) {
+                ChildOutput.say("DLV " + turns.get(0).userContent() + ".." + turns.get(turns.size() - 1).userContent());
+            }
+        }
+    }
+}
