@@ -62,7 +62,8 @@ public final class BenchMain {
         String[] args = String.join(" ", given).trim().split("\\s+");
         boolean full = List.of(args).contains("--full");
         if (List.of(args).contains("--help")) {
-            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service,spool,longterm]"
+            System.out.println("usage: BenchMain [--quick|--full] [--only=hot,latency,flush,memory,shutdown,drain,service,spool,longterm,"
+                    + "sharedlog]"
                     + " | --docs\n"
                     + "  --quick  the whole suite on 2 cores in about half an hour (default)\n"
                     + "  --full   more forks and iterations: tighter error bars\n"
@@ -71,7 +72,8 @@ public final class BenchMain {
                     + "           idleagents; spool is the durable spool's section, also runnable in parts:\n"
                     + "           spoolthroughput, spoollatency, spoolhot, spoolreplay; longterm is long-term memory\n"
                     + "           off the request path (Spring AI's vector store advisor, a real embedding model), in\n"
-                    + "           parts: advisorlatency, embedbatch\n"
+                    + "           parts: advisorlatency, embedbatch; sharedlog is the write-ahead log shared by replicas on\n"
+                    + "           PostgreSQL (MEMLIFE_PG_URL), in parts: sharedlogthroughput, sharedloglatency\n"
                     + "  --docs   write docs/performance.md from target/bench/results.json, measuring nothing\n"
                     + "A run writes docs/performance.md when every part is in the results file.");
             return;
@@ -122,6 +124,8 @@ public final class BenchMain {
         part("spoolreplay", this::spoolReplay);
         part("advisorlatency", this::advisorLatency);
         part("embedbatch", this::embedBatch);
+        part("sharedlogthroughput", this::sharedLogThroughput);
+        part("sharedloglatency", this::sharedLogLatency);
         System.out.println();
         System.out.println("memlife benchmarks (" + (full ? "full" : "quick") + ") on " + Machine.summary()
                 + "; load average at the start " + loadAtStart + ", at the end " + Machine.loadAverage() + "; "
@@ -997,6 +1001,195 @@ public final class BenchMain {
         target("batchOverPerText", "long-term memory: texts embedded/s, WriteBehindVectorStore's batches over one embed "
                 + "call per text, the same all-MiniLM-L6-v2 weights with batched inference ("
                 + Runtime.getRuntime().availableProcessors() + " cores)", batchedRatio, ">= 3x", batchedRatio >= 3);
+    }
+
+    // ---- the write-ahead log shared by replicas on PostgreSQL ------------------------------------
+
+    /** Producers writing at once on one replica, one agent each. */
+    static final int SHARED_LOG_PRODUCERS = 8;
+    /** The shared log's producers confirm every this many writes: the figure the target is checked against. */
+    static final int SHARED_LOG_PIPELINE = 300;
+    /** Other group sizes, reported beside it. */
+    static final List<Integer> SHARED_LOG_PIPELINES = List.of(100, SHARED_LOG_PIPELINE, 1_000);
+
+    /** Why the shared log's parts cannot run here (no PostgreSQL), after saying so; null if they can. */
+    private String sharedLogSkipped(String key, String what) {
+        String why = SharedLogBench.unavailable();
+        if (why != null) {
+            System.out.println("skipping " + what + ": " + why);
+            results.put(key, entry("skipped", why));
+            table.add(what + ": skipped (" + why + ")");
+        }
+        return why;
+    }
+
+    /**
+     * Confirmed writes per second through the shared log, 8 producers on one replica (at several
+     * group sizes), against one INSERT and one commit per write on the same database; every
+     * contender once per round, the order rotated each round.
+     */
+    private void sharedLogThroughput() throws Exception {
+        if (sharedLogSkipped("sharedLogThroughput", "the shared log's throughput on PostgreSQL") != null) {
+            return;
+        }
+        int rounds = full ? 5 : 2;
+        Duration time = Duration.ofSeconds(full ? 5 : 2);
+        Map<String, Object> server = SharedLogBench.server();
+        byte[] record = SharedLogBench.recordOfOneWrite();
+        System.out.println("running the shared log's confirmed throughput on PostgreSQL " + server.get("server_version")
+                + " (" + SHARED_LOG_PRODUCERS + " producers, " + rounds + " rounds of " + time.toSeconds()
+                + " s per contender) ...");
+        List<String> contenders = new ArrayList<>();
+        for (int n : SHARED_LOG_PIPELINES) {
+            contenders.add("sharedlog:" + n);
+        }
+        contenders.add("perwrite");
+        for (String c : contenders) {
+            sharedLogContender(c, Duration.ofMillis(500), record); // warm-up, not counted
+        }
+        Map<String, List<SharedLogBench.Result>> byContender = new LinkedHashMap<>();
+        contenders.forEach(c -> byContender.put(c, new ArrayList<>()));
+        for (int r = 0; r < rounds; r++) {
+            StringBuilder line = new StringBuilder("  round " + (r + 1) + ":");
+            for (int i = 0; i < contenders.size(); i++) {
+                String c = contenders.get((i + r) % contenders.size());
+                SharedLogBench.Result res = sharedLogContender(c, time, record);
+                byContender.get(c).add(res);
+                line.append(String.format(" %s %,.0f/s (%,.0f transactions/s);", c, res.writesPerSecond(),
+                        res.transactionsPerSecond()));
+            }
+            System.out.println(line);
+        }
+        List<Map<String, Object>> figures = new ArrayList<>();
+        Map<String, Double> pooled = new LinkedHashMap<>();
+        for (Map.Entry<String, List<SharedLogBench.Result>> e : byContender.entrySet()) {
+            List<SharedLogBench.Result> runs = e.getValue();
+            long writes = runs.stream().mapToLong(SharedLogBench.Result::writes).sum();
+            long nanos = runs.stream().mapToLong(SharedLogBench.Result::nanos).sum();
+            long transactions = runs.stream().mapToLong(SharedLogBench.Result::transactions).sum();
+            long committed = runs.stream().mapToLong(SharedLogBench.Result::committedWrites).sum();
+            double rate = writes / (nanos / 1e9);
+            pooled.put(e.getKey(), rate);
+            List<Map<String, Object>> perRound = new ArrayList<>();
+            for (SharedLogBench.Result res : runs) {
+                perRound.add(entry("writesPerSecond", res.writesPerSecond(), "transactionsPerSecond",
+                        res.transactionsPerSecond(), "writes", res.writes(), "seconds", res.nanos() / 1e9,
+                        "check", res.check()));
+            }
+            figures.add(entry("contender", runs.get(0).contender(), "key", e.getKey(), "writesPerSecond", rate,
+                    "transactionsPerSecond", transactions / (nanos / 1e9),
+                    "writesPerTransaction", transactions == 0 ? null : (double) committed / transactions,
+                    "medianRoundWritesPerSecond",
+                    median(runs.stream().map(SharedLogBench.Result::writesPerSecond).toList()), "perRound", perRound));
+        }
+        double perWrite = pooled.get("perwrite");
+        Map<String, Object> ratios = new LinkedHashMap<>();
+        for (int n : SHARED_LOG_PIPELINES) {
+            ratios.put(Integer.toString(n), pooled.get("sharedlog:" + n) / perWrite);
+        }
+        double ratio = pooled.get("sharedlog:" + SHARED_LOG_PIPELINE) / perWrite;
+        results.put("sharedLogThroughput", entry("producers", SHARED_LOG_PRODUCERS, "rounds", rounds,
+                "secondsPerRun", time.toSeconds(), "pipelineOfTheTarget", SHARED_LOG_PIPELINE, "server", server,
+                "recordBytes", record.length, "contenders", figures, "ratio", ratio, "ratioByPipeline", ratios,
+                "method", "writes confirmed committed in PostgreSQL per second, from the barrier that starts the "
+                        + "producers until the last confirmation. shared log: one replica (one SharedLog, its tables "
+                        + "under a fresh prefix, dropped afterwards), " + SHARED_LOG_PRODUCERS + " agents, one "
+                        + "MemoryManager each on log.agent(key) with the counting sink as provider, one producer "
+                        + "thread per manager: N syncAll then one awaitDurable (transactions: the replica's group "
+                        + "commits, figures().groupCommits(); writes per transaction: figures().committed() over "
+                        + "them; checked: at least the confirmed writes committed, and delivered to the sinks once the "
+                        + "managers stopped). perwrite: " + SHARED_LOG_PRODUCERS + " threads, a JDBC connection each, "
+                        + "autocommit off, one INSERT of one row and one commit per write, into a table with the "
+                        + "shared log's columns (agent, sequence, epoch, kept, id prefix, accepted_at, records bytea; "
+                        + "primary key agent and sequence), each row carrying the " + record.length + " bytes the "
+                        + "shared log stores for the benchmark's write; rows counted afterwards. Each contender a "
+                        + "fresh set of tables; one warm-up run of each, then every contender once per round, the "
+                        + "order rotated; rates pooled over the rounds"));
+        table.add(String.format("shared log on PostgreSQL %s (fsync %s, synchronous_commit %s), confirmed writes/s, %d "
+                + "producers (pooled over %d rounds):", server.get("server_version"), server.get("fsync"),
+                server.get("synchronous_commit"), SHARED_LOG_PRODUCERS, rounds));
+        for (Map<String, Object> f : figures) {
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> perRound = (List<Map<String, Object>>) f.get("perRound");
+            StringBuilder rs = new StringBuilder();
+            for (Map<String, Object> pr : perRound) {
+                rs.append(rs.length() == 0 ? "" : ", ").append(String.format("%,.0f", (Double) pr.get("writesPerSecond")));
+            }
+            table.add(String.format("  %-44s %,12.0f writes/s, %,8.0f transactions/s, %,7.1f writes each (rounds %s)",
+                    f.get("contender"), (Double) f.get("writesPerSecond"), (Double) f.get("transactionsPerSecond"),
+                    f.get("writesPerTransaction") == null ? 0.0 : (Double) f.get("writesPerTransaction"), rs));
+        }
+        table.add(String.format("  shared log over one INSERT and commit per write: %s", ratios.entrySet().stream()
+                .map(e -> String.format("%s per wait %.1fx", e.getKey(), (Double) e.getValue())).toList()));
+        target("ratio", "shared log on PostgreSQL: confirmed writes/s, " + SHARED_LOG_PRODUCERS + " producers, "
+                + SHARED_LOG_PIPELINE + " syncAll per awaitDurable, over one INSERT and commit per write", ratio,
+                ">= 50x", ratio >= 50);
+    }
+
+    private static SharedLogBench.Result sharedLogContender(String key, Duration time, byte[] record) throws Exception {
+        String[] parts = key.split(":");
+        if (parts[0].equals("sharedlog")) {
+            return SharedLogBench.sharedLog(SHARED_LOG_PRODUCERS, Integer.parseInt(parts[1]), time);
+        }
+        return SharedLogBench.insertPerWrite(SHARED_LOG_PRODUCERS, time, record);
+    }
+
+    /** syncAllDurable's latency on the shared log, one write at a time per producer, beside an INSERT and commit. */
+    private void sharedLogLatency() throws Exception {
+        if (sharedLogSkipped("sharedLogLatency", "the shared log's latency on PostgreSQL") != null) {
+            return;
+        }
+        int rounds = full ? 3 : 1;
+        Duration time = Duration.ofSeconds(full ? 5 : 3);
+        byte[] record = SharedLogBench.recordOfOneWrite();
+        System.out.println("running syncAllDurable on the shared log, " + SHARED_LOG_PRODUCERS + " producers one write "
+                + "at a time, beside one INSERT and commit per write (" + rounds + " rounds of " + time.toSeconds()
+                + " s each) ...");
+        List<SharedLogBench.Percentiles> durable = new ArrayList<>();
+        List<SharedLogBench.Percentiles> perWrite = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            if (r % 2 == 0) {
+                durable.add(SharedLogBench.latency(SHARED_LOG_PRODUCERS, time));
+                perWrite.add(SharedLogBench.insertLatency(SHARED_LOG_PRODUCERS, time, record));
+            } else {
+                perWrite.add(SharedLogBench.insertLatency(SHARED_LOG_PRODUCERS, time, record));
+                durable.add(SharedLogBench.latency(SHARED_LOG_PRODUCERS, time));
+            }
+            System.out.printf("  round %d: syncAllDurable p50 %.0f µs, p99 %.0f µs (%,d calls); INSERT and commit p50 "
+                    + "%.0f µs, p99 %.0f µs (%,d)%n", r + 1, durable.get(r).p50() / 1e3, durable.get(r).p99() / 1e3,
+                    durable.get(r).samples(), perWrite.get(r).p50() / 1e3, perWrite.get(r).p99() / 1e3,
+                    perWrite.get(r).samples());
+        }
+        SharedLogBench.Percentiles d = SharedLogBench.Percentiles.pooled(durable);
+        SharedLogBench.Percentiles p = SharedLogBench.Percentiles.pooled(perWrite);
+        results.put("sharedLogLatency", entry("syncAllDurable", sharedLogLatencyFigures(durable, time),
+                "insertAndCommit", sharedLogLatencyFigures(perWrite, time),
+                "method", SHARED_LOG_PRODUCERS + " producer threads, back to back, one write at a time each. "
+                        + "syncAllDurable: one replica (one SharedLog on fresh tables, dropped afterwards), one agent "
+                        + "and one MemoryManager per producer, the counting sink as provider; each call timed from "
+                        + "its start until it returned DURABLE (committed in PostgreSQL by the replica's group "
+                        + "commit). insertAndCommit: a JDBC connection per producer, autocommit off, one INSERT of "
+                        + "one row of the same bytes and one commit, timed. The first second of each run not "
+                        + "sampled; percentiles nearest-rank over every round's samples together; writes/s: the calls "
+                        + "sampled over the time sampled"));
+        table.add(String.format("shared log on PostgreSQL, %d producers one write at a time: syncAllDurable p50/p99/p99.9 "
+                + "%.0f/%.0f/%.0f µs (%,.0f writes/s); one INSERT and commit %.0f/%.0f/%.0f µs (%,.0f writes/s)",
+                SHARED_LOG_PRODUCERS, d.p50() / 1e3, d.p99() / 1e3, d.p999() / 1e3,
+                d.samples() / (rounds * time.toNanos() / 1e9), p.p50() / 1e3, p.p99() / 1e3, p.p999() / 1e3,
+                p.samples() / (rounds * time.toNanos() / 1e9)));
+    }
+
+    /** The pooled percentiles, and the writes per second the producers made while sampled. */
+    private static Map<String, Object> sharedLogLatencyFigures(List<SharedLogBench.Percentiles> runs, Duration time) {
+        SharedLogBench.Percentiles all = SharedLogBench.Percentiles.pooled(runs);
+        List<Map<String, Object>> perRound = new ArrayList<>();
+        for (SharedLogBench.Percentiles p : runs) {
+            perRound.add(entry("samples", p.samples(), "p50Nanos", p.p50(), "p99Nanos", p.p99(), "p999Nanos", p.p999(),
+                    "maxNanos", p.max()));
+        }
+        return entry("what", all.what(), "producers", all.producers(), "samples", all.samples(), "p50Nanos", all.p50(),
+                "p99Nanos", all.p99(), "p999Nanos", all.p999(), "maxNanos", all.max(),
+                "writesPerSecond", all.samples() / (runs.size() * time.toNanos() / 1e9), "perRound", perRound);
     }
 
     private static double median(List<Double> values) {

@@ -40,6 +40,7 @@ final class PerformanceDoc {
         a.put("service", List.of("storedrain", "gatewaystop", "pgpool", "idleagents"));
         a.put("spool", List.of("spoolthroughput", "spoollatency", "spoolhot", "spoolreplay"));
         a.put("longterm", List.of("advisorlatency", "embedbatch"));
+        a.put("sharedlog", List.of("sharedlogthroughput", "sharedloglatency"));
         return a;
     }
 
@@ -317,6 +318,16 @@ final class PerformanceDoc {
                 + "(Spring AI 1.1) embeds one document per model call whatever the batch it is given; most of "
                 + "Spring AI's stores (Redis, MariaDB, Elasticsearch...) embed an add in one call, hence the "
                 + "throughput's second memlife figure, over such a store."), longTerm()));
+        areas.add(new Area("sharedlog", "Shared write-ahead log", wrap("`SharedLog`, the write-ahead log the "
+                + "replicas of a service share on PostgreSQL, on the server `MEMLIFE_PG_URL` names: one replica, "
+                + BenchMain.SHARED_LOG_PRODUCERS + " agents with a manager each (`MemoryManager.builder().spool("
+                + "log.agent(key))`, a no-op provider), a producer thread per agent; a write counts once "
+                + "`awaitDurable` confirmed it, which waits for the replica's group commit. Against it, what an "
+                + "application would write by hand: " + BenchMain.SHARED_LOG_PRODUCERS + " threads, a JDBC "
+                + "connection each, one `INSERT` and one `commit` per write, into a table with the shared log's "
+                + "columns, each row carrying the bytes the shared log stores for the same write. Every run on "
+                + "tables under a fresh prefix, dropped afterwards; rates pooled over rounds whose order rotates, "
+                + "latency percentiles nearest-rank over every round's samples."), sharedLog()));
         return areas;
     }
 
@@ -467,6 +478,67 @@ final class PerformanceDoc {
                         + "; the model's `embed(List)` in " + LongTermMemoryBench.BATCH + "s "
                         + count(f.d("embeddingThroughput.textsPerSecond.rawBatch")), "—", List.of()));
         return rows;
+    }
+
+    private static List<Row> sharedLog() {
+        List<Row> rows = new ArrayList<>();
+        String t = "sharedLogThroughput.";
+        rows.add(new Row("sharedlogthroughput", f -> "writes/s confirmed committed, " + BenchMain.SHARED_LOG_PRODUCERS
+                + " producers on one replica, " + BenchMain.SHARED_LOG_PIPELINE + " `syncAll` per `awaitDurable`"
+                + server(f.f(t + "server")),
+                f -> rate(sharedLogRate(f, "sharedlog:" + BenchMain.SHARED_LOG_PIPELINE)) + " ("
+                        + ratio(f.d(t + "ratio")) + " one commit per write); " + sharedLogPipelines(f),
+                f -> "one `INSERT` and `commit` per write, " + BenchMain.SHARED_LOG_PRODUCERS + " connections: "
+                        + rate(sharedLogRate(f, "perwrite")),
+                "≥ 50x one commit per write", List.of("ratio")));
+        rows.add(row("sharedlogthroughput", "transactions/s and writes per transaction, "
+                + BenchMain.SHARED_LOG_PIPELINE + " `syncAll` per `awaitDurable`",
+                f -> sharedLogTransactions(f, "sharedlog:" + BenchMain.SHARED_LOG_PIPELINE) + " (group commits)",
+                f -> "one commit per write: " + count(f.find(t + "contenders", "key", "perwrite")
+                        .d("transactionsPerSecond")) + " transactions/s", "—"));
+        String l = "sharedLogLatency.";
+        rows.add(row("sharedloglatency", "`syncAllDurable` (confirmed committed), " + BenchMain.SHARED_LOG_PRODUCERS
+                + " producers one write at a time, p50 / p99 / p99.9",
+                f -> percentiles(f.f(l + "syncAllDurable")) + writesPerSecond(f.f(l + "syncAllDurable")),
+                f -> "one `INSERT` and `commit`, " + BenchMain.SHARED_LOG_PRODUCERS + " connections: "
+                        + percentiles(f.f(l + "insertAndCommit")) + writesPerSecond(f.f(l + "insertAndCommit")),
+                "—"));
+        return rows;
+    }
+
+    /** "; N writes/s" if the figures have the rate. */
+    private static String writesPerSecond(F p) {
+        return p.get("writesPerSecond") instanceof Number ? "; " + rate(p.d("writesPerSecond")) + " writes/s" : "";
+    }
+
+    private static String server(F s) {
+        if (s.get("server_version") == null) {
+            return "";
+        }
+        return " (PostgreSQL " + s.s("server_version").split(" ")[0] + ", `fsync` " + s.s("fsync")
+                + ", `synchronous_commit` " + s.s("synchronous_commit") + ")";
+    }
+
+    private static double sharedLogRate(F f, String key) {
+        return f.find("sharedLogThroughput.contenders", "key", key).d("writesPerSecond");
+    }
+
+    private static String sharedLogTransactions(F f, String key) {
+        F c = f.find("sharedLogThroughput.contenders", "key", key);
+        return count(c.d("transactionsPerSecond")) + " transactions/s, "
+                + String.format(Locale.ROOT, "%,.0f", c.d("writesPerTransaction")) + " writes each";
+    }
+
+    private static String sharedLogPipelines(F f) {
+        StringBuilder out = new StringBuilder();
+        for (int n : BenchMain.SHARED_LOG_PIPELINES) {
+            if (n != BenchMain.SHARED_LOG_PIPELINE) {
+                out.append(out.length() == 0 ? "" : "; ").append(String.format(Locale.ROOT, "%,d", n))
+                        .append(" per wait ").append(rate(sharedLogRate(f, "sharedlog:" + n))).append(" (")
+                        .append(ratio(f.d("sharedLogThroughput.ratioByPipeline." + n))).append(")");
+            }
+        }
+        return out.toString();
     }
 
     private static String byWriter(F f, String state) {

@@ -200,6 +200,11 @@ public final class AgentLog implements DurableLog {
         return lostReason == null && !released && validUntilNanos - now < leaseNanos / 2;
     }
 
+    /** {@return whether the manager on this log has stopped and the lease is being released} */
+    boolean isClosing() {
+        return closing;
+    }
+
     boolean isReleased() {
         order.lock();
         try {

@@ -164,7 +164,12 @@ public final class SharedLog implements AutoCloseable {
         if (worker.stopping()) {
             throw new IllegalStateException("shared log " + description + " is closed");
         }
-        long deadline = System.nanoTime() + claimTimeoutNanos;
+        // the adopter tries once: if another replica holds the agent already, it is not an orphan any more
+        long deadline = System.nanoTime() + (SharedLogWorker.isAdopterThread() ? 0 : claimTimeoutNanos);
+        AgentLog closing = held.get(agent);
+        if (closing != null && closing.isClosing()) {
+            closing.awaitReleased(claimTimeoutNanos); // this replica's last manager of the agent is letting it go
+        }
         SQLException failure = null;
         for (int attempt = 0; ; attempt++) {
             try {

@@ -42,6 +42,13 @@ final class SharedLogWorker implements Runnable {
     private final Set<String> adopting = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.LinkedBlockingQueue<String> toAdopt = new java.util.concurrent.LinkedBlockingQueue<>();
 
+    /** Marks the adopter's thread, whose claims do not wait for a lease another replica holds. */
+    private static final ThreadLocal<Boolean> ADOPTER = ThreadLocal.withInitial(() -> false);
+    /** The most a sweep waits before it hands the same orphan to the adopter again. */
+    private static final long MAX_ADOPT_BACKOFF_NANOS = TimeUnit.MINUTES.toNanos(1);
+    /** Per orphan handed to the adopter: when it may be handed again, and how many times it was, for a backoff. */
+    private final java.util.Map<String, long[]> adopted = new java.util.HashMap<>();
+
     private volatile boolean signalled;
     private volatile boolean renewWanted;
     private volatile boolean stopping;
@@ -332,21 +339,35 @@ final class SharedLogWorker implements Runnable {
             }
         }
         c.rollback();
+        adopted.keySet().retainAll(orphans); // an agent that is no orphan any more starts afresh
+        long now = System.nanoTime();
         for (String agent : orphans) {
             if (log.held.containsKey(agent)) {
                 continue;
+            }
+            long[] last = adopted.get(agent);
+            if (last != null && now - last[0] < 0) {
+                continue; // handed over recently and still an orphan (its store may be failing): back off
             }
             if (log.adopter == null) {
                 warnings.warn("orphan", "shared log " + log.describe() + ": agent '" + agent + "' has writes "
                         + "undelivered and no holder; they are delivered when the agent is next acquired (give the "
                         + "shared log an adopter to deliver them at once)", null);
             } else if (adopting.add(agent)) {
+                long times = last == null ? 1 : last[1] + 1;
+                long backoff = Math.min(MAX_ADOPT_BACKOFF_NANOS, log.sweepNanos << Math.min(times - 1, 20));
+                adopted.put(agent, new long[] {now + backoff, times});
                 toAdopt.add(agent);
             }
         }
     }
 
+    static boolean isAdopterThread() {
+        return ADOPTER.get();
+    }
+
     private void adopt() {
+        ADOPTER.set(true);
         while (!stopped) {
             String agent;
             try {
@@ -357,7 +378,13 @@ final class SharedLogWorker implements Runnable {
             try {
                 log.adoptions.incrementAndGet();
                 log.adopter.accept(agent);
+            } catch (LeaseHeldException e) {
+                LOG.debug("shared log {}: agent '{}' was claimed by another replica first", log.describe(), agent);
             } catch (RuntimeException e) {
+                if (e.getCause() instanceof LeaseHeldException) {
+                    LOG.debug("shared log {}: agent '{}' was claimed by another replica first", log.describe(), agent);
+                    continue;
+                }
                 LOG.warn("shared log {}: the adopter failed on agent '{}'; the sweeper tries again", log.describe(),
                         agent, e);
             } finally {

@@ -52,6 +52,7 @@ public final class SharedLogReplicaChildMain {
     private final List<Thread> writers = new ArrayList<>();
     private final java.util.Set<String> serving = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final long delayMillis;
+    private final java.util.Map<String, Object> agentLocks = new java.util.concurrent.ConcurrentHashMap<>();
 
     private SharedLogReplicaChildMain(String life, String prefix, String url, long delayMillis) {
         this.life = life;
@@ -91,7 +92,9 @@ public final class SharedLogReplicaChildMain {
     }
 
     private synchronized void serve(String agent) {
-        serving.add(agent);
+        synchronized (lockFor(agent)) {
+            serving.add(agent);
+        }
         Thread t = new Thread(() -> writeUntilFinish(agent), "writer-" + agent);
         t.setUncaughtExceptionHandler((th, e) -> {
             ChildOutput.say("WRITER_FAILED " + agent + " " + e);
@@ -136,11 +139,17 @@ public final class SharedLogReplicaChildMain {
      * go. An agent this replica serves is replayed by its writer's own acquire.
      */
     private void adopt(String agent) {
-        if (serving.contains(agent)) {
-            return;
+        synchronized (lockFor(agent)) { // not while the test's SERVE starts serving it here
+            if (serving.contains(agent)) {
+                return;
+            }
+            gateway.acquire(agent, this::newAgent).close();
+            gateway.evict(agent);
         }
-        gateway.acquire(agent, this::newAgent).close();
-        gateway.evict(agent);
+    }
+
+    private Object lockFor(String agent) {
+        return agentLocks.computeIfAbsent(agent, k -> new Object());
     }
 
     private void writeUntilFinish(String agent) {
