@@ -383,12 +383,14 @@ public final class SharedLog implements AutoCloseable {
     /** Stops renewing {@code log}'s lease: commits what it holds, writes its mark and releases the lease. */
     void release(AgentLog log) {
         wake();
-        if (!log.awaitReleased(closeTimeoutNanos)) {
-            LOG.warn("shared log {}: could not release agent '{}' within {} ms (the database is out of reach); its "
-                    + "lease expires by itself, and {} writes appended and not committed were never confirmed durable",
-                    description, log.agent(), TimeUnit.NANOSECONDS.toMillis(closeTimeoutNanos), log.pendingWrites());
+        // while the database is out of reach, the manager's stop does not wait for it: the worker releases
+        // the lease when it can, and until then the lease expires by itself
+        long wait = worker.failing() ? 0 : closeTimeoutNanos;
+        if (!log.awaitReleased(wait)) {
+            LOG.warn("shared log {}: agent '{}' is not released yet (the database is out of reach); its lease is "
+                    + "released when the database answers, or expires by itself; {} writes appended and not committed "
+                    + "were never confirmed durable", description, log.agent(), log.pendingWrites());
         }
-        forget(log);
     }
 
     /** Removes a released or lost log from the held agents. */

@@ -49,6 +49,8 @@ final class SharedLogWorker implements Runnable {
     /** Per orphan handed to the adopter: when it may be handed again, and how many times it was, for a backoff. */
     private final java.util.Map<String, long[]> adopted = new java.util.HashMap<>();
 
+    /** The last round failed: the database is out of reach, or was. */
+    private volatile boolean failing;
     private volatile boolean signalled;
     private volatile boolean renewWanted;
     private volatile boolean stopping;
@@ -75,6 +77,10 @@ final class SharedLogWorker implements Runnable {
         if (log.adopter != null) {
             adopterThread.start();
         }
+    }
+
+    boolean failing() {
+        return failing;
     }
 
     boolean stopping() {
@@ -148,7 +154,9 @@ final class SharedLogWorker implements Runnable {
                     sweep();
                 }
                 backoff = 0;
+                failing = false;
             } catch (SQLException | RuntimeException e) {
+                failing = true;
                 log.databaseFailures.incrementAndGet();
                 uncertain = true;
                 closeConnection();

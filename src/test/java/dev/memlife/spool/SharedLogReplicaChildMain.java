@@ -11,7 +11,6 @@ import dev.memlife.store.JdbcMemoryProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One replica of {@link SharedLogReplicasProcessTest}, in a child JVM: a real {@link AgentGateway}
@@ -28,8 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * dropped: {@code DROPPED <agent>}. The sweeper's adopter acquires an orphaned agent, which
  * replays it, and evicts it again.
  *
- * <p>The store sees each delivery through a probe that records when the last delivery began (wall
- * clock, ms), printed at the end as {@code LAST_DELIVERY_BEGAN <ms>}. With a delay argument, each
+ * <p>The store sees each delivery through a probe that records, per agent, when the last delivery of
+ * its writes began (wall clock, ms), printed at the end as {@code LAST_DELIVERY_BEGAN {a0=<ms>, ..}}. With a delay argument, each
  * delivery first waits that long, so the store lags behind the log as a remote one does.
  *
  * <p>Usage: {@code SharedLogReplicaChildMain <life> <table prefix> <jdbc url> <agents,..> <delay ms>}.
@@ -48,7 +47,8 @@ public final class SharedLogReplicaChildMain {
     private final MemoryProvider probe;
     private final AgentGateway gateway;
     private final SharedLog log;
-    private final AtomicLong lastDeliveryBegan = new AtomicLong();
+    /** By agent (a turn's session): when this replica last began a delivery of its writes, wall clock ms. */
+    private final java.util.Map<String, Long> lastDeliveryBegan = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<Thread> writers = new ArrayList<>();
     private final java.util.Set<String> serving = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final long delayMillis;
@@ -116,7 +116,7 @@ public final class SharedLogReplicaChildMain {
         log.close();
         store.shutdown();
         SharedLogFigures f = log.figures();
-        ChildOutput.say("LAST_DELIVERY_BEGAN " + lastDeliveryBegan.get());
+        ChildOutput.say("LAST_DELIVERY_BEGAN " + new java.util.TreeMap<>(lastDeliveryBegan));
         ChildOutput.say("STOPPED complete=" + stop.complete() + " takeovers=" + f.takeovers() + " adoptions="
                 + f.adoptions() + " fencedLeases=" + f.fencedLeases() + " fencedWrites=" + f.fencedWrites()
                 + " databaseFailures=" + f.databaseFailures() + " groupCommits=" + f.groupCommits());
@@ -182,7 +182,7 @@ public final class SharedLogReplicaChildMain {
     }
 
     /** The store, with the time each delivery began recorded, and an optional delay before it. */
-    private record DeliveryProbe(JdbcMemoryProvider store, AtomicLong began, long delayMillis)
+    private record DeliveryProbe(JdbcMemoryProvider store, java.util.Map<String, Long> began, long delayMillis)
             implements MemoryProvider {
 
         @Override
@@ -197,7 +197,10 @@ public final class SharedLogReplicaChildMain {
 
         @Override
         public void syncBatch(List<Turn> turns) {
-            began.accumulateAndGet(System.currentTimeMillis(), Math::max);
+            long now = System.currentTimeMillis();
+            for (Turn t : turns) {
+                began.merge(t.sessionId(), now, Math::max);
+            }
             if (delayMillis > 0) {
                 try {
                     Thread.sleep(delayMillis); // the test's lagging store

@@ -253,4 +253,35 @@ class SharedLogTest {
         heldAtA.open();
         atA.stop();
     }
+
+    @Test
+    void aManagerStoppedWhileTheDatabaseIsOutOfReachReturnsWithinItsBudgetAndTheLeaseIsReleasedLater()
+            throws Exception {
+        CuttableDataSource db = new CuttableDataSource();
+        SharedLog a = replica("A", db, null);
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager m = manager("A/agent-5", a.agent("agent-5"), store);
+        for (String s : markers("o", 3)) {
+            m.syncAll(s, "r", "s");
+        }
+        assertThat(m.awaitDurable(WAIT)).isTrue();
+        assertThat(store.awaitTurns(3, WAIT)).isTrue();
+        db.cut();
+        await().atMost(WAIT).until(() -> a.figures().databaseFailures() > 0);
+
+        Duration budget = Duration.ofSeconds(2);
+        long before = System.nanoTime();
+        DrainReport report = m.stop(budget);
+        assertThat(Duration.ofNanos(System.nanoTime() - before)).isLessThan(budget.plusSeconds(1));
+        assertThat(report.delivered()).isEqualTo(3);
+
+        db.restore(); // the worker releases the lease as soon as the database answers
+        await().atMost(WAIT).until(() -> {
+            try (Connection c = PostgresAvailability.connect()) {
+                SharedLog.Lease lease = SharedLog.inspect(c, prefix).get(0);
+                return lease.released() && lease.owner().equals("A") && lease.deliveredPosition() == 3;
+            }
+        });
+        assertThat(a.figures().heldAgents()).isZero();
+    }
 }
