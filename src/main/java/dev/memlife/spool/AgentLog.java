@@ -143,9 +143,7 @@ public final class AgentLog implements DurableLog {
             int n = w.records.size();
             if (n > 0) {
                 long upTo = w.records.get(n - 1).seq;
-                while (!pending.isEmpty() && pending.get(0).seq <= upTo) {
-                    pendingBytes -= pending.remove(0).record.length;
-                }
+                dropPendingUpTo(upTo);
                 committedSeq = Math.max(committedSeq, upTo);
             }
             markSent = Math.max(markSent, w.mark);
@@ -161,18 +159,31 @@ public final class AgentLog implements DurableLog {
         }
     }
 
-    /** After a commit failed with an unknown outcome: the database holds this agent's log up to {@code seq}. */
-    void committedUpTo(long seq) {
+    /**
+     * After a commit failed with an unknown outcome: the database holds this agent's log up to
+     * {@code seq}. Returns the writes that commit had carried after all.
+     */
+    int committedUpTo(long seq) {
         order.lock();
         try {
-            while (!pending.isEmpty() && pending.get(0).seq <= seq) {
-                pendingBytes -= pending.remove(0).record.length;
-            }
+            int writes = (int) pending.stream().filter(p -> p.seq <= seq && !p.kept).count();
+            dropPendingUpTo(seq);
             committedSeq = Math.max(committedSeq, Math.min(seq, lastSeq));
             changed.signalAll();
+            return writes;
         } finally {
             order.unlock();
         }
+    }
+
+    /** Drops the committed records from the front of the pending list in one shift (not one per record). */
+    private void dropPendingUpTo(long seq) {
+        int k = 0;
+        while (k < pending.size() && pending.get(k).seq <= seq) {
+            pendingBytes -= pending.get(k).record.length;
+            k++;
+        }
+        pending.subList(0, k).clear();
     }
 
     /** Another replica holds the lease now: refuse everything from here on. Returns the writes dropped uncommitted. */

@@ -320,27 +320,58 @@ public final class SharedLog implements AutoCloseable {
      * @return how many were handed over
      */
     long replay(AgentLog log, long mark, WriteAheadLog.Replayer into) {
-        long n = 0;
+        long[] handed = {0, mark}; // writes handed over, and the position of the last one
+        long deadline = System.nanoTime() + claimTimeoutNanos;
+        try {
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    replayFrom(log, handed, into);
+                    return handed[0];
+                } catch (SQLException e) {
+                    // a lost connection or a restart: read on after the last write handed over
+                    databaseFailures.incrementAndGet();
+                    if (System.nanoTime() - deadline >= 0) {
+                        throw new IllegalStateException("shared log " + description + ": could not read agent '"
+                                + log.agent() + "''s writes after position " + handed[1] + " to replay them ("
+                                + handed[0] + " replayed; the rest stays in the log for the next claim): "
+                                + e.getMessage(), e);
+                    }
+                    pause(Math.min(TimeUnit.MILLISECONDS.toNanos(50L << Math.min(attempt, 4)), sweepNanos));
+                }
+            }
+        } finally {
+            replayed.addAndGet(handed[0]);
+            Duration lag = log.replayFinished();
+            if (lag != null) {
+                lastTakeoverLag = lag;
+            }
+        }
+    }
+
+    /** Hands over the writes after {@code handed[1]}, counting them in {@code handed[0]}; stops if {@code into} says so. */
+    private void replayFrom(AgentLog log, long[] handed, WriteAheadLog.Replayer into) throws SQLException {
+        long after = handed[1];
         try (Connection c = connector.connect()) {
             c.setAutoCommit(false);
             try (PreparedStatement q = c.prepareStatement(sql.replay())) {
                 q.setFetchSize(64);
                 q.setString(1, log.agent());
-                q.setLong(2, mark);
+                q.setLong(2, after);
                 try (ResultSet r = q.executeQuery()) {
                     while (r.next()) {
                         long seq = r.getLong(1);
                         String prefix = r.getString(2);
                         byte[] records = r.getBytes(3);
                         for (int at : recordOffsets(records)) {
-                            if (seq > mark) {
+                            if (seq > after) {
                                 int length = SpoolRecord.getInt(records, at);
                                 Turn turn = SpoolRecord.decode(prefix, records, at + SegmentFormat.RECORD_OVERHEAD,
                                         length);
                                 if (!into.accept(turn, seq)) {
-                                    return n;
+                                    return;
                                 }
-                                n++;
+                                handed[0]++;
+                                handed[1] = seq;
                             }
                             seq++;
                         }
@@ -348,18 +379,7 @@ public final class SharedLog implements AutoCloseable {
                 }
             }
             c.rollback();
-        } catch (SQLException e) {
-            throw new IllegalStateException("shared log " + description + ": could not read agent '" + log.agent()
-                    + "''s writes after position " + mark + " to replay them (" + n + " replayed so far; the rest "
-                    + "stays in the log for the next claim): " + e.getMessage(), e);
-        } finally {
-            replayed.addAndGet(n);
-            Duration lag = log.replayFinished();
-            if (lag != null) {
-                lastTakeoverLag = lag;
-            }
         }
-        return n;
     }
 
     /** The offsets of the records in a row's {@code records}, one after another. */
@@ -508,6 +528,7 @@ public final class SharedLog implements AutoCloseable {
                 for (String ddl : sql.create()) {
                     s.execute(ddl);
                 }
+                s.execute(sql.recordsLz4());
             }
             c.commit();
         }

@@ -44,6 +44,18 @@ final class SharedLogSql {
         };
     }
 
+    /**
+     * Compresses the records with lz4 where the server has it (PostgreSQL 14 and later, built with
+     * lz4): a group commit's row is tens of kilobytes, TOASTed, and pglz's compression of it was the
+     * largest part of the commit's insert.
+     */
+    String recordsLz4() {
+        return "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+                + "AND 'lz4' = ANY(enumvals)) AND (SELECT attcompression FROM pg_attribute WHERE attrelid = '" + log
+                + "'::regclass AND attname = 'records') IS DISTINCT FROM 'l' THEN EXECUTE 'ALTER TABLE " + log
+                + " ALTER COLUMN records SET COMPRESSION lz4'; END IF; END $$";
+    }
+
     // ---- claiming an agent (SharedLog.agent) ----
 
     String lockLease() {

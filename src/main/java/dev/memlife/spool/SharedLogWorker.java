@@ -143,7 +143,7 @@ final class SharedLogWorker implements Runnable {
                     continue; // take the work again: some of it may be committed
                 }
                 if (!works.isEmpty()) {
-                    commit(works, now);
+                    commit(works, now, renewAll);
                     if (renewAll) {
                         renewWanted = false;
                         nextRenewal = now + log.leaseNanos / 3;
@@ -201,8 +201,14 @@ final class SharedLogWorker implements Runnable {
         }
     }
 
-    /** One group commit: renew and mark the leases, insert the records, delete what was delivered. */
-    private void commit(List<AgentLog.Work> works, long start) throws SQLException {
+    /**
+     * One group commit: renew and mark the leases, insert the records; in a round that renews every
+     * lease (every third of the lease) or releases one, also delete what was delivered. Rows up to
+     * an agent's mark are never read again (replay reads past the mark), so deleting them can wait:
+     * the delete scans the agent's index range, dead entries included, and cost a fixed share of
+     * every round when it ran in each.
+     */
+    private void commit(List<AgentLog.Work> works, long start, boolean renewAll) throws SQLException {
         Connection c = connection();
         int n = works.size();
         String[] agents = new String[n];
@@ -242,7 +248,7 @@ final class SharedLogWorker implements Runnable {
                     }
                     writes += addRows(insert, w);
                     inserts |= !w.records().isEmpty();
-                    if (w.markAdvanced()) {
+                    if ((renewAll || w.release()) && w.mark() > 0) {
                         delete.setString(1, w.log().agent());
                         delete.setLong(2, w.mark());
                         delete.addBatch();
@@ -328,7 +334,7 @@ final class SharedLogWorker implements Runnable {
                 while (r.next()) {
                     AgentLog agent = log.held.get(r.getString(1));
                     if (agent != null && agents.contains(agent)) {
-                        agent.committedUpTo(r.getLong(2));
+                        log.committedWrites.addAndGet(agent.committedUpTo(r.getLong(2)));
                     }
                 }
             }

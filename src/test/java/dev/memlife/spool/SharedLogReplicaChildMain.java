@@ -174,8 +174,10 @@ public final class SharedLogReplicaChildMain {
                 serving.remove(agent);
                 gateway.evict(agent);
                 return;
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                ChildOutput.say("RETRY " + agent + " " + e.getMessage()); // the group was not confirmed
+            } catch (java.util.concurrent.RejectedExecutionException | IllegalStateException e) {
+                // evicted under the writer, or the database out of reach for longer than a claim waits: the
+                // group was not confirmed, and the next one acquires the agent again
+                ChildOutput.say("RETRY " + agent + " " + e.getMessage());
             }
             ChildOutput.durable(group);
         }
