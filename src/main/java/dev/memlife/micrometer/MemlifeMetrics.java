@@ -22,7 +22,6 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
-import java.util.function.ToLongFunction;
 
 /**
  * A Micrometer {@link MeterBinder} over memlife's live figures: those of one {@link MemoryManager}
@@ -109,11 +108,9 @@ import java.util.function.ToLongFunction;
 @SuppressWarnings("exports")
 public final class MemlifeMetrics implements MeterBinder {
 
-    /** A snapshot is shared for this long at most. */
-    private static final long MAX_SNAPSHOT_AGE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final TeardownCounts NO_TEARDOWNS = new TeardownCounts(0, 0, 0);
 
-    private final Shared shared;
+    private final Snapshots<Figures> shared;
     private final Tags tags;
     private final boolean gateway;
 
@@ -136,7 +133,7 @@ public final class MemlifeMetrics implements MeterBinder {
      * @throws NullPointerException if an argument is null
      */
     public MemlifeMetrics(MemoryManager manager, Iterable<Tag> tags) {
-        this(new Shared(writesOf(requireNonNull(manager, "manager")::figures)),
+        this(new Snapshots<>(writesOf(requireNonNull(manager, "manager")::figures)),
                 Tags.of("name", manager.name()).and(requireNonNull(tags, "tags")), false);
     }
 
@@ -160,7 +157,7 @@ public final class MemlifeMetrics implements MeterBinder {
      * @throws NullPointerException if an argument is null
      */
     public MemlifeMetrics(AgentGateway gateway, Iterable<Tag> tags) {
-        this(new Shared(() -> {
+        this(new Snapshots<>(() -> {
             GatewayFigures g = gateway.figures();
             return new Figures(g.writes(), g);
         }), Tags.of("name", requireNonNull(gateway, "gateway").name()).and(requireNonNull(tags, "tags")), true);
@@ -176,10 +173,10 @@ public final class MemlifeMetrics implements MeterBinder {
      * @throws NullPointerException if an argument is null
      */
     public MemlifeMetrics(Supplier<WriteFigures> figures, Iterable<Tag> tags) {
-        this(new Shared(writesOf(requireNonNull(figures, "figures"))), Tags.of(requireNonNull(tags, "tags")), false);
+        this(new Snapshots<>(writesOf(requireNonNull(figures, "figures"))), Tags.of(requireNonNull(tags, "tags")), false);
     }
 
-    private MemlifeMetrics(Shared shared, Tags tags, boolean gateway) {
+    private MemlifeMetrics(Snapshots<Figures> shared, Tags tags, boolean gateway) {
         this.shared = shared;
         this.tags = tags;
         this.gateway = gateway;
@@ -281,82 +278,27 @@ public final class MemlifeMetrics implements MeterBinder {
 
     private void counter(MeterRegistry r, String name, String unit, String description, ToDoubleFunction<Figures> f,
             Tag... more) {
-        FunctionCounter.builder(name, shared, new Reader(shared, f)).baseUnit(unit).description(description)
+        FunctionCounter.builder(name, shared, shared.reader(f)).baseUnit(unit).description(description)
                 .tags(tags).tags(Tags.of(more)).register(r);
     }
 
     private void gauge(MeterRegistry r, String name, String unit, String description, ToDoubleFunction<Figures> f,
             Tag... more) {
-        Gauge.builder(name, shared, new Reader(shared, f)).baseUnit(unit).description(description).tags(tags)
+        Gauge.builder(name, shared, shared.reader(f)).baseUnit(unit).description(description).tags(tags)
                 .tags(Tags.of(more)).register(r);
     }
 
     private void timeGauge(MeterRegistry r, String name, String description, ToDoubleFunction<Figures> nanos) {
-        TimeGauge.builder(name, shared, TimeUnit.NANOSECONDS, new Reader(shared, nanos)).description(description)
+        TimeGauge.builder(name, shared, TimeUnit.NANOSECONDS, shared.reader(nanos)).description(description)
                 .tags(tags).register(r);
     }
 
     private void timer(MeterRegistry r, String name, String description, ToDoubleFunction<Figures> count,
             ToDoubleFunction<Figures> totalNanos) {
-        FunctionTimer.builder(name, shared, new Reader(shared, count), new Reader(shared, totalNanos),
+        FunctionTimer.builder(name, shared, shared.reader(count), shared.reader(totalNanos),
                 TimeUnit.NANOSECONDS).description(description).tags(tags).register(r);
     }
 
-    // ---- the shared snapshot ------------------------------------------------------------------------
-
     /** One snapshot: a manager's or a source's write figures, and a gateway's figures (null otherwise). */
     private record Figures(WriteFigures writes, GatewayFigures gateway) {}
-
-    /** The snapshot the meters of one binder share (see the class notes). */
-    private static final class Shared {
-
-        private final Supplier<Figures> source;
-        private Figures figures;
-        private long takenAt;
-        /** Counts the snapshots taken; a {@link Reader} remembers the one it read last. */
-        private long generation;
-
-        Shared(Supplier<Figures> source) {
-            this.source = source;
-        }
-
-        synchronized Figures readBy(Reader reader) {
-            long now = System.nanoTime();
-            if (reader.seen == generation || now - takenAt > MAX_SNAPSHOT_AGE_NANOS) {
-                figures = requireNonNull(source.get(), "figures");
-                takenAt = now;
-                generation++;
-            }
-            reader.seen = generation;
-            return figures;
-        }
-    }
-
-    /**
-     * One meter's value (or one of a timer's two), read from the shared snapshot. It holds the
-     * snapshot strongly: Micrometer's function counters and timers hold their object only weakly,
-     * and a binder may be dropped once it is bound.
-     */
-    private static final class Reader implements ToDoubleFunction<Shared>, ToLongFunction<Shared> {
-
-        private final Shared shared;
-        private final ToDoubleFunction<Figures> value;
-        /** The generation this reader read last; guarded by {@link #shared}. */
-        private long seen;
-
-        Reader(Shared shared, ToDoubleFunction<Figures> value) {
-            this.shared = shared;
-            this.value = value;
-        }
-
-        @Override
-        public double applyAsDouble(Shared ignored) {
-            return value.applyAsDouble(shared.readBy(this));
-        }
-
-        @Override
-        public long applyAsLong(Shared ignored) {
-            return (long) applyAsDouble(ignored);
-        }
-    }
 }

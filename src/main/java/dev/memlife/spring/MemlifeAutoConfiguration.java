@@ -5,8 +5,10 @@ import dev.memlife.MemoryProvider;
 import dev.memlife.agent.AgentMemory;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.micrometer.MemlifeMetrics;
+import dev.memlife.micrometer.SharedLogMetrics;
 import dev.memlife.micrometer.WriteBehindMetrics;
 import dev.memlife.session.SessionCommitTracker;
+import dev.memlife.spool.SharedLog;
 import dev.memlife.spool.SpoolDirectory;
 import dev.memlife.store.JdbcMemoryProvider;
 import io.micrometer.core.instrument.Tags;
@@ -15,6 +17,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +26,7 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -64,6 +69,11 @@ import org.springframework.core.env.Environment;
  *       the store behind is destroyed;
  *   <li>{@code memlifeSpools}, the agents' {@link SpoolDirectory}, when {@code memlife.spool.dir} is
  *       set;
+ *   <li>{@code memlifeSharedLog}, the agents' {@link SharedLog} on the application's {@code
+ *       DataSource}, when {@code memlife.spool.shared=postgres} (not with {@code memlife.spool.dir});
+ *       closed when the context's beans are destroyed, after the lifecycle has stopped the gateway
+ *       and before the {@code DataSource}; its adopter delivers what a dead replica left through
+ *       the gateway. {@code memlifeSharedLogMetrics} binds its meters ({@link SharedLogMetrics});
  *   <li>{@code memlifeWiringLog}, the one line at start-up that says what memlife wired.
  * </ul>
  *
@@ -72,7 +82,9 @@ import org.springframework.core.env.Environment;
  * memlife.gateway.enabled} decides when set; unset, an application that keeps its conversations
  * in a Spring AI or LangChain4j chat memory bean gets only what it wires, and no memlife table. With
  * {@code memlife.spool.dir} set, {@code memlifeSpools} gives every agent the gateway makes a spool
- * of its own, after replaying what a crash left there. One line at start-up says what was wired.
+ * of its own, after replaying what a crash left there; with {@code memlife.spool.shared=postgres},
+ * every agent's spool is its log in the shared log instead, replayed before its first turn. One
+ * line at start-up says what was wired.
  *
  * <p>The gateway and the tracker have no destroy method: the lifecycle stops them within its
  * budget, and a destroy method could wait past it.
@@ -118,32 +130,46 @@ public class MemlifeAutoConfiguration {
      * application (the shared store by default; the beans stay Spring's to close).
      *
      * <p>With {@code memlife.spool.dir} set, each agent also gets a spool of its own there, so what it
-     * accepted survives a crash.
+     * accepted survives a crash. With {@code memlife.spool.shared=postgres}, each agent's manager is
+     * built on its log in the {@link SharedLog} bean instead ({@code sharedLog.agent(session)}),
+     * and what the agent's last holder left undelivered is replayed before its first turn.
      *
      * @param properties memlife's settings
      * @param providers the application's memory providers, in their order
      * @param spools the spool directory, when {@code memlife.spool.dir} is set
+     * @param sharedLogs the shared log, used when {@code memlife.spool.shared} is set
      * @return the gateway; stopped by {@link MemlifeLifecycle}
      */
     @Bean(destroyMethod = "")
     @Conditional(MemlifeCoreWanted.class)
     @ConditionalOnMissingBean
     public AgentGateway memlifeGateway(MemlifeProperties properties, ObjectProvider<MemoryProvider> providers,
-            ObjectProvider<SpoolDirectory> spools) {
+            ObjectProvider<SpoolDirectory> spools, ObjectProvider<SharedLog> sharedLogs) {
         MemlifeProperties.Gateway g = properties.gateway();
-        SpoolDirectory spoolDirectory = spools.getIfAvailable(); // recovered before the gateway exists
         return AgentGateway.builder().name(g.name()).maxAgents(g.maxAgents()).idleTtl(g.idleTtl())
                 .stopMode(g.stopMode()).evictionMode(g.evictionMode())
-                .agentFactory(session -> {
-                    MemoryManager.Builder manager = MemoryManager.builder().name(session);
-                    if (spoolDirectory != null) {
-                        manager.spool(spoolDirectory.newSpool(session));
-                    }
-                    MemoryManager memory = manager.build();
-                    providers.orderedStream().forEach(memory::useProvider);
-                    return AgentMemory.create(memory);
-                })
+                .agentFactory(agentFactory(properties, providers, spools, sharedLogs))
                 .build();
+    }
+
+    /** The gateway's agent factory: a manager per session, on its spool or its shared log if there is one. */
+    static Function<String, AgentMemory> agentFactory(MemlifeProperties properties,
+            ObjectProvider<MemoryProvider> providers, ObjectProvider<SpoolDirectory> spools,
+            ObjectProvider<SharedLog> sharedLogs) {
+        if (properties.spool().shared() != null) {
+            SharedLog sharedLog = sharedLogs.getObject(); // opened before the gateway exists
+            return session -> SharedLogAgents.agent(sharedLog, providers.orderedStream().toList(), session);
+        }
+        SpoolDirectory spoolDirectory = spools.getIfAvailable(); // recovered before the gateway exists
+        return session -> {
+            MemoryManager.Builder manager = MemoryManager.builder().name(session);
+            if (spoolDirectory != null) {
+                manager.spool(spoolDirectory.newSpool(session));
+            }
+            MemoryManager memory = manager.build();
+            providers.orderedStream().forEach(memory::useProvider);
+            return AgentMemory.create(memory);
+        };
     }
 
     /**
@@ -232,6 +258,8 @@ public class MemlifeAutoConfiguration {
         beans.getBeansOfType(JdbcMemoryProvider.class, false, false).forEach((name, store) -> parts.add("store " + name));
         beans.getBeansOfType(SessionCommitTracker.class, false, false).forEach((name, t) -> parts.add("tracker " + name));
         beans.getBeansOfType(SpoolDirectory.class, false, false).forEach((name, d) -> parts.add("spools in " + d.root()));
+        beans.getBeansOfType(SharedLog.class, false, false).forEach(
+                (name, log) -> parts.add("shared log " + name + " as replica " + log.replica()));
         if (parts.isEmpty()) {
             parts.add("no gateway, store or tracker (" + MemlifeCoreWanted.PROPERTY + "=true adds them)");
         }
@@ -242,6 +270,58 @@ public class MemlifeAutoConfiguration {
     static Duration phaseTimeout(Environment environment) {
         return Binder.get(environment).bind(PHASE_TIMEOUT_PROPERTY, Duration.class)
                 .orElse(MemlifeLifecycle.DEFAULT_PHASE_TIMEOUT);
+    }
+
+    /**
+     * The shared log ({@code memlife.spool.shared=postgres}): a {@link SharedLog} on the
+     * application's {@code DataSource}, whose adopter delivers what a dead replica left through the
+     * gateway. Spring closes it when it destroys the context's beans: after every lifecycle has
+     * stopped, so after {@link MemlifeLifecycle} has stopped the gateway and every agent released
+     * its lease, and before the {@code DataSource} it depends on.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(MemlifeCoreWanted.class)
+    @ConditionalOnProperty(prefix = "memlife.spool", name = "shared")
+    static class SharedLogs {
+
+        /** The adopter handed to the shared log, served the gateway once every singleton exists. */
+        private final SharedLogAgents adopter = new SharedLogAgents();
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
+        SharedLog memlifeSharedLog(ObjectProvider<DataSource> dataSources, MemlifeProperties properties,
+                ConfigurableListableBeanFactory beans) {
+            MemlifeProperties.Spool settings = properties.spool();
+            DataSource dataSource = dataSources.getIfUnique();
+            if (dataSource == null) {
+                throw new IllegalStateException("memlife.spool.shared=" + settings.shared().name().toLowerCase(
+                        Locale.ROOT) + " needs the application's DataSource (one, or a primary one) on PostgreSQL, "
+                        + "and the application has " + (dataSources.stream().findAny().isPresent()
+                        ? "several and no primary one" : "none"));
+            }
+            // Spring destroys a bean's dependents first: the log commits and releases its leases before the pool closes
+            // (a DataSource reached through an ObjectProvider is no dependency of its own).
+            for (String name : beans.getBeanNamesForType(DataSource.class, false, false)) {
+                beans.registerDependentBean(name, "memlifeSharedLog");
+            }
+            SharedLog.Builder builder = SharedLog.postgres(dataSource).tablePrefix(settings.sharedTablePrefix())
+                    .lease(settings.lease()).sweepInterval(settings.sweepInterval()).adopt(adopter);
+            if (settings.replica() != null) {
+                builder.replica(settings.replica());
+            }
+            return builder.open();
+        }
+
+        /** Serves the adopter the gateway and its agent factory once every singleton exists. */
+        @Bean
+        SmartInitializingSingleton memlifeSharedLogAdopter(ObjectProvider<AgentGateway> gateways,
+                ObjectProvider<SharedLog> sharedLogs, ObjectProvider<MemoryProvider> providers) {
+            return () -> {
+                SharedLog sharedLog = sharedLogs.getObject();
+                adopter.serve(gateways.getIfUnique(),
+                        key -> SharedLogAgents.agent(sharedLog, providers.orderedStream().toList(), key));
+            };
+        }
     }
 
     /**
@@ -275,6 +355,14 @@ public class MemlifeAutoConfiguration {
         @ConditionalOnMissingBean(name = "memlifeMetrics")
         MemlifeMetrics memlifeMetrics(AgentGateway gateway) {
             return new MemlifeMetrics(gateway);
+        }
+
+        /** The shared logs' meters ({@link SharedLogMetrics}), tagged with their bean names. */
+        @Bean
+        @ConditionalOnMissingBean(name = "memlifeSharedLogMetrics")
+        MeterBinder memlifeSharedLogMetrics(ListableBeanFactory beans) {
+            return registry -> beans.getBeansOfType(SharedLog.class, false, false).forEach(
+                    (name, log) -> new SharedLogMetrics(name, log::figures, Tags.empty()).bindTo(registry));
         }
 
         /** The write-behind chat memories' meters ({@link WriteBehindMetrics}), tagged with their bean names. */
@@ -322,13 +410,15 @@ public class MemlifeAutoConfiguration {
 
         /**
          * The check both indicators report: the gateway (when there is one) with the tracker and the
-         * data source if there is one of each, and the write-behind chat memories.
+         * data source if there is one of each, the shared log if there is one, and the write-behind
+         * chat memories.
          */
         private static HealthCheck check(ListableBeanFactory beans) {
             AgentGateway gateway = beans.getBeanProvider(AgentGateway.class).getIfUnique();
+            SharedLog sharedLog = beans.getBeanProvider(SharedLog.class).getIfUnique();
             return new HealthCheck(gateway, beans.getBeanProvider(SessionCommitTracker.class).getIfUnique(),
                     gateway == null ? null : beans.getBeanProvider(DataSource.class).getIfUnique(),
-                    () -> WriteBehindBeans.figures(beans));
+                    sharedLog == null ? null : sharedLog::figures, () -> WriteBehindBeans.figures(beans));
         }
     }
 }

@@ -5,8 +5,9 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * memlife's health under Spring Boot 4 (spring-boot-health's {@code HealthIndicator}): the queue backlog,
- * whether the store's database answers, the spool backlog when there is one, the sessions not yet
- * committed. DOWN if the database does not answer, OUT_OF_SERVICE once the gateway is stopped.
+ * whether the store's database answers, the spool backlog and the shared log's figures when there
+ * are, the sessions not yet committed. DOWN if the database does not answer, OUT_OF_SERVICE once
+ * the gateway is stopped.
  */
 public final class MemlifeBoot4HealthIndicator extends AbstractHealthIndicator {
 

@@ -3,6 +3,7 @@ package dev.memlife.spring;
 import dev.memlife.agent.TeardownMode;
 import dev.memlife.gateway.AgentGateway;
 import java.time.Duration;
+import java.util.Locale;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -18,7 +19,8 @@ import org.springframework.util.unit.DataSize;
  * @param gateway the agent gateway's settings
  * @param store the shared JDBC store's settings
  * @param tracker the session commit tracker's settings
- * @param spool the agents' spools: set memlife.spool.dir to turn them on
+ * @param spool the agents' spools: set memlife.spool.dir (local spools) or memlife.spool.shared=postgres
+ *     (a log shared by every replica) to turn them on
  * @param vectorStore the application's Spring AI vector stores: set
  *     memlife.vector-store.write-behind=true to write them behind
  */
@@ -63,18 +65,64 @@ public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultV
     public record Tracker(@DefaultValue("memlife") String name) {}
 
     /**
-     * The agents' spools (a SpoolDirectory): with a directory set, every agent the gateway makes
-     * appends what it accepts to a spool of its own there before queuing it, so a crash (kill -9,
-     * an OOM kill) loses none of it, and at start-up, before the web server takes a request, what a
-     * crash left there is replayed into the application's memory providers.
+     * The agents' spools: either a directory of local spools (a SpoolDirectory) or a write-ahead
+     * log shared by every replica (a SharedLog on the application's PostgreSQL DataSource), not
+     * both. With a directory set, every agent the gateway makes appends what it accepts to a spool
+     * of its own there before queuing it, so a crash (kill -9, an OOM kill) loses none of it, and at
+     * start-up, before the web server takes a request, what a crash left there is replayed into the
+     * application's memory providers. With shared=postgres, every agent's writes go to its own log
+     * in the database, held by one replica at a time under a lease: what a replica that died left
+     * is delivered by another.
      *
-     * @param dir the spools' directory; unset, no spool
+     * @param dir the local spools' directory; unset, no local spool
      * @param maxBytes the most one agent's spool holds undelivered before it refuses a write
      * @param segmentBytes the size at which a spool starts a new segment file
      * @param recoveryTimeout how long the start-up replay of each spool a crash left may take
+     * @param shared postgres: every agent's spool is its log in a write-ahead log shared by every
+     *     replica, on the application's PostgreSQL DataSource (instead of a local spool; not with
+     *     memlife.spool.dir); unset, no shared log
+     * @param sharedTablePrefix the prefix of the shared log's two tables (shared_log and
+     *     shared_log_leases); every replica of a service uses the same
+     * @param lease how long a replica's lease on an agent lasts without renewal: a replica that dies
+     *     is taken over this long after its last renewal at the earliest; at least 1s
+     * @param sweepInterval how often each replica looks for expired leases with writes undelivered
+     *     and delivers them (through the gateway)
+     * @param replica this replica's name in the shared log's leases; unset, the host name, the
+     *     process id and a random suffix
      */
     public record Spool(String dir, @DefaultValue("1GB") DataSize maxBytes, @DefaultValue("64MB") DataSize segmentBytes,
-            @DefaultValue("1m") Duration recoveryTimeout) {}
+            @DefaultValue("1m") Duration recoveryTimeout, Shared shared,
+            @DefaultValue("memlife_") String sharedTablePrefix, @DefaultValue("5s") Duration lease,
+            @DefaultValue("1s") Duration sweepInterval, String replica) {
+
+        /**
+         * Refuses a local spool directory and a shared log together: an agent has one spool.
+         *
+         * @param dir the local spools' directory, or null
+         * @param maxBytes the most one agent's local spool holds undelivered
+         * @param segmentBytes the size at which a local spool starts a new segment file
+         * @param recoveryTimeout how long the start-up replay of each local spool may take
+         * @param shared the kind of shared log, or null
+         * @param sharedTablePrefix the prefix of the shared log's tables
+         * @param lease the shared log's lease
+         * @param sweepInterval the shared log's sweep interval
+         * @param replica this replica's name in the shared log, or null for the default
+         * @throws IllegalArgumentException if both memlife.spool.dir and memlife.spool.shared are set
+         */
+        public Spool {
+            if (dir != null && shared != null) {
+                throw new IllegalArgumentException("memlife.spool.dir (" + dir + ") and memlife.spool.shared ("
+                        + shared.name().toLowerCase(Locale.ROOT) + ") are both set: an agent has one spool, "
+                        + "either local spools in a directory or the log shared by the replicas; remove one of them");
+            }
+        }
+    }
+
+    /** The kinds of shared log ({@code memlife.spool.shared}). */
+    public enum Shared {
+        /** A SharedLog on the application's PostgreSQL DataSource. */
+        POSTGRES
+    }
 
     /**
      * The application's Spring AI vector stores: with write-behind on, every VectorStore bean is

@@ -113,6 +113,9 @@ public final class SharedLogReplicaChildMain {
             t.join();
         }
         GatewayStopReport stop = gateway.stop();
+        stop.closed().forEach((agent, teardown) -> teardown.drainReport().ifPresent(d -> ChildOutput.say(
+                "AGENT_STOP " + agent + " delivered=" + d.delivered() + " failed=" + d.failed() + " abandoned="
+                        + d.abandoned() + " stillRunning=" + d.stillRunning() + " rejected=" + d.rejected())));
         log.close();
         store.shutdown();
         SharedLogFigures f = log.figures();

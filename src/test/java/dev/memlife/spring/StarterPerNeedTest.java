@@ -169,7 +169,8 @@ class StarterPerNeedTest {
         for (String property : List.of("memlife.gateway.enabled", "memlife.spool.dir", "memlife.spool.max-bytes",
                 "memlife.spool.segment-bytes", "memlife.spool.recovery-timeout", "memlife.vector-store.write-behind",
                 "memlife.vector-store.batch-size", "memlife.vector-store.close-timeout", "memlife.vector-store.spool-dir",
-                "memlife.vector-store.durable")) {
+                "memlife.vector-store.durable", "memlife.spool.shared", "memlife.spool.shared-table-prefix",
+                "memlife.spool.lease", "memlife.spool.sweep-interval", "memlife.spool.replica")) {
             assertThat(metadata).as(property).containsPattern(
                     "\"name\": \"" + java.util.regex.Pattern.quote(property) + "\",\\s*\"type\": \"[^\"]+\",\\s*\"description\": \"\\w");
         }
