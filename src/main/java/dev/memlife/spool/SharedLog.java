@@ -166,10 +166,7 @@ public final class SharedLog implements AutoCloseable {
         }
         // the adopter tries once: if another replica holds the agent already, it is not an orphan any more
         long deadline = System.nanoTime() + (SharedLogWorker.isAdopterThread() ? 0 : claimTimeoutNanos);
-        AgentLog closing = held.get(agent);
-        if (closing != null && closing.isClosing()) {
-            closing.awaitReleased(claimTimeoutNanos); // this replica's last manager of the agent is letting it go
-        }
+        awaitOtherManager(agent, deadline);
         SQLException failure = null;
         for (int attempt = 0; ; attempt++) {
             try {
@@ -194,6 +191,32 @@ public final class SharedLog implements AutoCloseable {
                         + (failure != null ? ": " + failure.getMessage() : ""), failure);
             }
             pause(Math.min(TimeUnit.MILLISECONDS.toNanos(50L << Math.min(attempt, 3)), sweepNanos));
+        }
+    }
+
+    /**
+     * Waits while another manager of this replica holds {@code agent}'s log: one that is letting it
+     * go (a stopped or evicted agent) releases it in a moment; one that is running (two first
+     * acquires of one agent at once) keeps it, and claiming over it would fence the manager in use.
+     *
+     * @throws LeaseHeldException if the other manager still holds it at the deadline
+     */
+    private void awaitOtherManager(String agent, long deadline) {
+        for (AgentLog other = held.get(agent); other != null && !other.leaseLost(); other = held.get(agent)) {
+            if (other.isReleased()) {
+                return;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new LeaseHeldException("shared log " + description + ": agent '" + agent + "' is held by "
+                        + "another manager of this replica (epoch " + other.epoch() + "); an agent has one manager "
+                        + "at a time: acquire it once, or stop the other first");
+            }
+            if (other.isClosing()) {
+                other.awaitReleased(left);
+            } else {
+                pause(Math.min(left, TimeUnit.MILLISECONDS.toNanos(20)));
+            }
         }
     }
 

@@ -284,4 +284,25 @@ class SharedLogTest {
         });
         assertThat(a.figures().heldAgents()).isZero();
     }
+
+    @Test
+    void aSecondManagerOfOneAgentOnOneReplicaWaitsAndDoesNotFenceTheFirst() {
+        SharedLog a = SharedLog.postgres(new CuttableDataSource()).tablePrefix(prefix).replica("A").lease(LEASE)
+                .sweepInterval(SWEEP).claimTimeout(Duration.ofMillis(300)).open();
+        opened.add(a);
+        RecordingProvider store = new RecordingProvider("store");
+        MemoryManager first = manager("A/agent-6", a.agent("agent-6"), store);
+        first.syncAll("f-0", "r", "s");
+
+        assertThatThrownBy(() -> a.agent("agent-6")).isInstanceOf(LeaseHeldException.class)
+                .hasMessageContaining("another manager of this replica");
+        first.syncAll("f-1", "r", "s"); // not fenced
+        assertThat(first.awaitDurable(WAIT)).isTrue();
+        first.stop();
+        assertThat(contents(store.turns())).containsExactly("f-0", "f-1");
+
+        AgentLog next = a.agent("agent-6"); // the first let it go
+        assertThat(next.epoch()).isEqualTo(2);
+        manager("A/agent-6", next, new RecordingProvider("store")).stop();
+    }
 }
