@@ -31,7 +31,7 @@ import java.util.List;
  * its writes began (wall clock, ms), printed at the end as {@code LAST_DELIVERY_BEGAN {a0=<ms>, ..}}. With a delay argument, each
  * delivery first waits that long, so the store lags behind the log as a remote one does.
  *
- * <p>Usage: {@code SharedLogReplicaChildMain <life> <table prefix> <jdbc url> <agents,..> <delay ms>}.
+ * <p>Usage: {@code SharedLogReplicaChildMain <life> <table prefix> <jdbc url> <agents,..|-> <delay ms>}.
  * On {@code FINISH} each writer ends its group, the gateway stops, the log and the store close, and
  * it prints {@code STOPPED ...} and exits 0.
  */
@@ -82,7 +82,7 @@ public final class SharedLogReplicaChildMain {
             }
         });
         ChildOutput.say("STARTING " + life);
-        for (String agent : args[3].split(",")) {
+        for (String agent : args[3].equals("-") ? new String[0] : args[3].split(",")) {
             replica.serve(agent);
         }
         ChildOutput.say("READY " + life);
