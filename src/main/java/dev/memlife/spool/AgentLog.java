@@ -358,18 +358,11 @@ public final class AgentLog implements DurableLog {
             long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
             order.lock();
             try {
-                while (committedSeq < position) {
-                    if (lostReason != null) {
-                        throw lostException("writes up to position " + position + " were not committed");
-                    }
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return false;
-                    }
-                    owner.wake();
-                    changed.awaitNanos(left);
+                if (awaitUnderLock(() -> committedSeq >= position || lostReason != null, deadline)
+                        && committedSeq < position) {
+                    throw lostException("writes up to position " + position + " were not committed");
                 }
-                return true;
+                return committedSeq >= position;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return false;
@@ -469,18 +462,9 @@ public final class AgentLog implements DurableLog {
 
     /** Waits until the release was committed, the lease lost, or {@code timeoutNanos} passed. */
     boolean awaitReleased(long timeoutNanos) {
-        long deadline = System.nanoTime() + timeoutNanos;
         order.lock();
         try {
-            while (!released && lostReason == null) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                owner.wake();
-                changed.awaitNanos(left);
-            }
-            return true;
+            return awaitUnderLock(() -> released || lostReason != null, System.nanoTime() + timeoutNanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
@@ -489,7 +473,25 @@ public final class AgentLog implements DurableLog {
         }
     }
 
-    /** Writes appended and not committed, for the figures and the warnings. */
+    /**
+     * Waits, holding the order lock, until {@code done} holds or {@code deadline} passes, nudging the
+     * worker; each commit, renewal, loss or close signals.
+     *
+     * @return whether {@code done} holds
+     */
+    private boolean awaitUnderLock(java.util.function.BooleanSupplier done, long deadline) throws InterruptedException {
+        while (!done.getAsBoolean()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            owner.wake();
+            changed.awaitNanos(left);
+        }
+        return true;
+    }
+
+        /** Writes appended and not committed, for the figures and the warnings. */
     int pendingWrites() {
         order.lock();
         try {

@@ -3,7 +3,6 @@ package dev.memlife.micrometer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.memlife.MemoryManager;
 import dev.memlife.spool.LeaseLostException;
@@ -32,7 +31,6 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -212,13 +210,7 @@ class SharedLogMetricsTest {
     }
 
     private static void requirePostgres() {
-        if (PostgresAvailability.unavailable() == null) {
-            return;
-        }
-        if (PostgresAvailability.REQUIRED) {
-            fail(PostgresAvailability.requiredButUnavailable());
-        }
-        Assumptions.abort(PostgresAvailability.skipReason());
+        PostgresAvailability.require();
     }
 
     /**

@@ -3,7 +3,6 @@ package dev.memlife.spool;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
@@ -24,7 +23,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -46,13 +44,7 @@ class SharedLogTest {
 
     @BeforeEach
     void requirePostgres() {
-        if (PostgresAvailability.unavailable() == null) {
-            return;
-        }
-        if (PostgresAvailability.REQUIRED) {
-            fail(PostgresAvailability.requiredButUnavailable());
-        }
-        Assumptions.abort(PostgresAvailability.skipReason());
+        PostgresAvailability.require();
     }
 
     @AfterEach

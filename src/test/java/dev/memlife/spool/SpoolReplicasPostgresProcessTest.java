@@ -1,7 +1,6 @@
 package dev.memlife.spool;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.memlife.store.PostgresAvailability;
 import java.io.IOException;
@@ -19,7 +18,6 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -63,13 +61,7 @@ class SpoolReplicasPostgresProcessTest {
     /** Skips the test with a message saying how to run it, or fails it when PostgreSQL is required. */
     @BeforeEach
     void requirePostgres() {
-        if (PostgresAvailability.unavailable() == null) {
-            return;
-        }
-        if (PostgresAvailability.REQUIRED) {
-            fail(PostgresAvailability.requiredButUnavailable());
-        }
-        Assumptions.abort(PostgresAvailability.skipReason());
+        PostgresAvailability.require();
     }
 
     @AfterEach

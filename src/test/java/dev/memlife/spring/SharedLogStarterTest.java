@@ -3,7 +3,6 @@ package dev.memlife.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -38,7 +37,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -65,13 +63,7 @@ class SharedLogStarterTest {
     Path dir;
 
     private static void requirePostgres() {
-        if (PostgresAvailability.unavailable() == null) {
-            return;
-        }
-        if (PostgresAvailability.REQUIRED) {
-            fail(PostgresAvailability.requiredButUnavailable());
-        }
-        Assumptions.abort(PostgresAvailability.skipReason());
+        PostgresAvailability.require();
     }
 
     @AfterEach

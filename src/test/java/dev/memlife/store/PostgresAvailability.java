@@ -51,6 +51,20 @@ public final class PostgresAvailability {
         return "PostgreSQL test skipped: " + UNAVAILABLE + "; " + HOW_TO_RUN;
     }
 
+    /**
+     * Lets a test go on only with a PostgreSQL server: fails it when one is required
+     * ({@code MEMLIFE_REQUIRE_PG=1}, as in CI) and none answers, else skips it saying how to run it.
+     */
+    public static void require() {
+        if (unavailable() == null) {
+            return;
+        }
+        if (REQUIRED) {
+            org.junit.jupiter.api.Assertions.fail(requiredButUnavailable());
+        }
+        org.junit.jupiter.api.Assumptions.abort(skipReason());
+    }
+
     public static Connection connect() throws SQLException {
         return DriverManager.getConnection(URL, USER, PASSWORD);
     }

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 import static dev.memlife.store.PostgresAvailability.PASSWORD;
 import static dev.memlife.store.PostgresAvailability.URL;
 import static dev.memlife.store.PostgresAvailability.USER;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
@@ -15,7 +14,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -30,13 +28,7 @@ class PostgresJdbcMemoryProviderTest extends JdbcMemoryProviderContract {
     /** Skips each test with a message saying how to run it, or fails it when PostgreSQL is required. */
     @BeforeEach
     void requirePostgres() {
-        if (PostgresAvailability.unavailable() == null) {
-            return;
-        }
-        if (PostgresAvailability.REQUIRED) {
-            fail(PostgresAvailability.requiredButUnavailable());
-        }
-        Assumptions.abort(PostgresAvailability.skipReason());
+        PostgresAvailability.require();
     }
 
     @Override
