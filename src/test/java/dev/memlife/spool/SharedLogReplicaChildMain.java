@@ -130,7 +130,9 @@ public final class SharedLogReplicaChildMain {
         AgentLog agentLog = log.agent(agent);
         ChildOutput.say("CLAIMED " + agent + " " + agentLog.epoch() + " " + System.currentTimeMillis());
         MemoryManager manager = MemoryManager.builder().name(life + "/" + agent).spool(agentLog).maxBatchSize(8)
-                .queueCapacity(delayMillis > 0 ? 100 : 10_000) // a lagging store: a bounded backlog
+                // the backlog a takeover replays is bounded by the queue: small for the lagging store, and
+                // small enough for the others that a survivor replays it in seconds on a busy machine
+                .queueCapacity(delayMillis > 0 ? 100 : 1_000)
                 .enqueueTimeout(WAIT).drainTimeout(WAIT).build();
         manager.useProvider(probe);
         ChildOutput.say("REPLAYED " + agent + " " + agentLog.epoch() + " " + manager.replaySpool());
@@ -169,8 +171,8 @@ public final class SharedLogReplicaChildMain {
                     }
                     group.add(marker);
                 }
-                if (!memory.awaitDurable(WAIT)) {
-                    continue; // not confirmed; the next group goes on
+                if (memory.awaitDurable(WAIT)) {
+                    ChildOutput.durable(group); // confirmed: only now
                 }
             } catch (LeaseLostException e) {
                 ChildOutput.say("DROPPED " + agent);
@@ -182,7 +184,6 @@ public final class SharedLogReplicaChildMain {
                 // group was not confirmed, and the next one acquires the agent again
                 ChildOutput.say("RETRY " + agent + " " + e.getMessage());
             }
-            ChildOutput.durable(group);
         }
     }
 
