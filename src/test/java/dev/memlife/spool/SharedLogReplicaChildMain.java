@@ -209,7 +209,7 @@ public final class SharedLogReplicaChildMain {
             }
             if (delayMillis > 0) {
                 try {
-                    Thread.sleep(delayMillis); // the test's lagging store
+                    Thread.sleep(delayMillis); // sleep-ok: the lagging store is the behaviour under test
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
