@@ -1,6 +1,7 @@
 package dev.memlife.cli;
 
 import dev.memlife.spool.SharedLog;
+import dev.memlife.store.JdbcBuilder;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -15,7 +16,6 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.function.Function;
-import java.util.regex.Pattern;
 
 /**
  * {@code memlife shared-log}: every agent of a {@link SharedLog}, read from its tables with
@@ -71,12 +71,6 @@ final class SharedLogCommand {
 
     static final Set<String> OPTIONS = Set.of("--jdbc", "--user", "--password", "--password-env", "--table-prefix");
 
-    /** The table prefix a shared log has unless its builder was given another. */
-    static final String DEFAULT_TABLE_PREFIX = "memlife_";
-
-    /** The table prefixes {@code SharedLog.Builder.tablePrefix} accepts, checked before connecting. */
-    private static final Pattern TABLE_PREFIX = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,40}|");
-
     /** How long the tool waits to connect, and for an answer, in seconds. */
     private static final String CONNECT_TIMEOUT = "10";
     private static final String SOCKET_TIMEOUT = "60";
@@ -108,10 +102,12 @@ final class SharedLogCommand {
             throw p.usage("invalid --jdbc '" + Main.maskUrl(url) + "': a shared log lives in PostgreSQL "
                     + "(jdbc:postgresql://HOST[:PORT]/DB expected)");
         }
-        String prefix = p.options.getOrDefault("--table-prefix", DEFAULT_TABLE_PREFIX);
-        if (!TABLE_PREFIX.matcher(prefix).matches()) {
+        String prefix = p.options.getOrDefault("--table-prefix", JdbcBuilder.DEFAULT_TABLE_PREFIX);
+        try {
+            JdbcBuilder.checkTablePrefix(prefix);
+        } catch (IllegalArgumentException e) {
             throw p.usage("invalid --table-prefix '" + prefix + "': letters, digits and '_', starting with a letter "
-                    + "or '_', at most 41; or empty");
+                    + "or '_', at most 40; or empty");
         }
         Properties connection = new Properties();
         String user = p.options.get("--user");

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.memlife.Turn;
 import dev.memlife.internal.Checks;
+import dev.memlife.store.JdbcBuilder;
 import dev.memlife.internal.WriteAheadLog;
 import java.io.ByteArrayOutputStream;
 import java.sql.Connection;
@@ -107,7 +108,7 @@ public final class SharedLog implements AutoCloseable {
     private volatile Duration lastTakeoverLag = Duration.ZERO;
 
     private SharedLog(Builder b) throws SQLException {
-        this.sql = new SharedLogSql(b.tablePrefix);
+        this.sql = new SharedLogSql(b.tablePrefix());
         this.replica = b.replica;
         this.leaseNanos = b.lease.toNanos();
         this.marginNanos = leaseNanos / 5;
@@ -129,10 +130,10 @@ public final class SharedLog implements AutoCloseable {
      *
      * @param url a JDBC URL, {@code jdbc:postgresql://host:port/database}
      * @return the builder
+     * @throws IllegalArgumentException if {@code url} does not start with {@code jdbc:}
      */
     public static Builder postgres(String url) {
-        Checks.notBlank(url, "url");
-        return new Builder(url, null);
+        return new Builder(url);
     }
 
     /**
@@ -144,8 +145,7 @@ public final class SharedLog implements AutoCloseable {
      * @return the builder
      */
     public static Builder postgres(DataSource dataSource) {
-        requireNonNull(dataSource, "dataSource");
-        return new Builder(null, dataSource);
+        return new Builder(dataSource);
     }
 
     /**
@@ -567,7 +567,7 @@ public final class SharedLog implements AutoCloseable {
     }
 
     /** Builds a {@link SharedLog}. */
-    public static final class Builder {
+    public static final class Builder extends JdbcBuilder<Builder> {
 
         /** The default lease: 5 s. */
         public static final Duration DEFAULT_LEASE = Duration.ofSeconds(5);
@@ -576,11 +576,6 @@ public final class SharedLog implements AutoCloseable {
         /** The default bound on the bytes appended and not yet committed per agent: 64 MiB. */
         public static final long DEFAULT_MAX_PENDING_BYTES = 64L << 20;
 
-        private final String url;
-        private final DataSource dataSource;
-        private String user = "";
-        private String password = "";
-        private String tablePrefix = "memlife_";
         private String replica = defaultReplica();
         private Duration lease = DEFAULT_LEASE;
         private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
@@ -589,45 +584,12 @@ public final class SharedLog implements AutoCloseable {
         private long maxPendingBytes = DEFAULT_MAX_PENDING_BYTES;
         private Consumer<String> adopter;
 
-        private Builder(String url, DataSource dataSource) {
-            this.url = url;
-            this.dataSource = dataSource;
+        private Builder(String url) {
+            super(url);
         }
 
-        /**
-         * The database user, for a log built from a URL.
-         *
-         * @param user the user
-         * @return this builder
-         */
-        public Builder user(String user) {
-            this.user = requireNonNull(user, "user");
-            return this;
-        }
-
-        /**
-         * The database password, for a log built from a URL.
-         *
-         * @param password the password
-         * @return this builder
-         */
-        public Builder password(String password) {
-            this.password = requireNonNull(password, "password");
-            return this;
-        }
-
-        /**
-         * The prefix of the log's two tables ({@code <prefix>shared_log}, {@code
-         * <prefix>shared_log_leases}); default {@code memlife_}. Every replica of a service uses the
-         * same.
-         *
-         * @param tablePrefix letters, digits and '_', starting with a letter or '_'; or empty
-         * @return this builder
-         */
-        public Builder tablePrefix(String tablePrefix) {
-            new SharedLogSql(requireNonNull(tablePrefix, "tablePrefix"));
-            this.tablePrefix = tablePrefix;
-            return this;
+        private Builder(DataSource dataSource) {
+            super(dataSource);
         }
 
         /**
@@ -732,22 +694,21 @@ public final class SharedLog implements AutoCloseable {
             try {
                 return new SharedLog(this);
             } catch (SQLException e) {
-                throw new IllegalStateException("could not open the shared log in " + (url != null ? url : dataSource)
-                        + " with table prefix '" + tablePrefix + "': " + e.getMessage(), e);
+                throw new IllegalStateException("could not open the shared log in " + target()
+                        + " with table prefix '" + tablePrefix() + "': " + e.getMessage(), e);
             }
         }
 
         private Connector connector(Duration lease) {
-            if (dataSource != null) {
-                return dataSource::getConnection;
+            Properties p = credentials();
+            if (dataSource() != null) {
+                return dataSource()::getConnection;
             }
-            Properties p = new Properties();
-            p.setProperty("user", user);
-            p.setProperty("password", password);
             long seconds = Math.max(10, lease.toSeconds() * 2);
             p.setProperty("socketTimeout", Long.toString(seconds));
             p.setProperty("connectTimeout", Long.toString(seconds));
             p.setProperty("ApplicationName", "memlife shared log");
+            String url = url();
             return () -> DriverManager.getConnection(url, p);
         }
 

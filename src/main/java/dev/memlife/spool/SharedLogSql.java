@@ -1,6 +1,6 @@
 package dev.memlife.spool;
 
-import java.util.regex.Pattern;
+import dev.memlife.store.JdbcBuilder;
 
 /**
  * The two tables of a {@link SharedLog} and every statement on them. {@code <prefix>shared_log}
@@ -13,16 +13,11 @@ import java.util.regex.Pattern;
  */
 final class SharedLogSql {
 
-    private static final Pattern PREFIX = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,40}|");
-
     final String log;
     final String leases;
 
     SharedLogSql(String tablePrefix) {
-        if (!PREFIX.matcher(tablePrefix).matches()) {
-            throw new IllegalArgumentException("tablePrefix must be a letter or '_' followed by at most 40 letters, "
-                    + "digits or '_', or empty; was '" + tablePrefix + "'");
-        }
+        JdbcBuilder.checkTablePrefix(tablePrefix);
         this.log = tablePrefix + "shared_log";
         this.leases = tablePrefix + "shared_log_leases";
     }

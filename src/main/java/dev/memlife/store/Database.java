@@ -37,14 +37,7 @@ final class Database {
         this.lockTimeout = lockTimeout;
     }
 
-    static Database ofUrl(String url, String user, String password, Duration lockTimeout) {
-        Properties credentials = new Properties();
-        if (user != null) {
-            credentials.setProperty("user", user);
-        }
-        if (password != null) {
-            credentials.setProperty("password", password);
-        }
+    static Database ofUrl(String url, Properties credentials, Duration lockTimeout) {
         return new Database(url, credentials, null, mask(url), lockTimeout);
     }
 

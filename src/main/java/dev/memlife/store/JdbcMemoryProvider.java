@@ -13,9 +13,9 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -112,8 +112,8 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     private JdbcMemoryProvider(Builder b, Database database) {
         this.name = b.name;
         this.database = database;
-        this.tables = new Tables(b.tablePrefix);
-        this.schema = new Schema(tables, b.tablePrefix, database.description());
+        this.tables = new Tables(b.tablePrefix());
+        this.schema = new Schema(tables, b.tablePrefix(), database.description());
         this.prefetchLimit = b.prefetchLimit;
         this.retry = new Retry(b.name, database.description(), Retry.policy(b.retryAttempts, b.retryBackoff), b.sleeper);
         this.wallClock = b.wallClock;
@@ -136,19 +136,15 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
     }
 
     /**
-     * A builder for a provider on the database at {@code jdbcUrl} ({@code jdbc:sqlite:} or {@code
+     * A builder for a provider on the database at {@code url} ({@code jdbc:sqlite:} or {@code
      * jdbc:postgresql:}).
      *
-     * @param jdbcUrl the database's JDBC URL
+     * @param url the database's JDBC URL
      * @return a builder with every other default
-     * @throws IllegalArgumentException if {@code jdbcUrl} does not start with {@code jdbc:}
+     * @throws IllegalArgumentException if {@code url} does not start with {@code jdbc:}
      */
-    public static Builder builder(String jdbcUrl) {
-        requireNonNull(jdbcUrl, "jdbcUrl");
-        if (!jdbcUrl.startsWith("jdbc:")) {
-            throw new IllegalArgumentException("jdbcUrl must start with 'jdbc:', was '" + Database.mask(jdbcUrl) + "'");
-        }
-        return new Builder(jdbcUrl, null);
+    public static Builder builder(String url) {
+        return new Builder(url);
     }
 
     /**
@@ -158,7 +154,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
      * @return a builder with every other default
      */
     public static Builder builder(DataSource dataSource) {
-        return new Builder(null, requireNonNull(dataSource, "dataSource"));
+        return new Builder(dataSource);
     }
 
     @Override
@@ -397,12 +393,10 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
      * Settings of a {@link JdbcMemoryProvider}; {@link #build()} connects and creates the schema. A
      * builder is not thread-safe; a provider it built never changes when the builder is reused.
      */
-    public static final class Builder {
+    public static final class Builder extends JdbcBuilder<Builder> {
 
         /** Default {@link #name(String) name}: {@value}. */
         public static final String DEFAULT_NAME = "jdbc";
-        /** Default {@link #tablePrefix(String) table prefix}: {@value}. */
-        public static final String DEFAULT_TABLE_PREFIX = "memlife_";
         /** Default {@link #prefetchLimit(int) prefetch limit}: {@value} turns. */
         public static final int DEFAULT_PREFETCH_LIMIT = 10;
         /** Default {@link #retryAttempts(int) attempts} per write: {@value}. */
@@ -416,14 +410,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         /** Longest {@link #retryBackoff(Duration) backoff}: the longest wait between two attempts, 30 s. */
         public static final Duration MAX_RETRY_BACKOFF = Retry.MAX_BACKOFF;
 
-        private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,39}");
-
-        private final String url;
-        private final DataSource dataSource;
-        private String user;
-        private String password;
         private String name = DEFAULT_NAME;
-        private String tablePrefix = DEFAULT_TABLE_PREFIX;
         private int prefetchLimit = DEFAULT_PREFETCH_LIMIT;
         private int retryAttempts = DEFAULT_RETRY_ATTEMPTS;
         private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
@@ -431,31 +418,12 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         private Sleeper sleeper = Sleeper.system();
         private Clock wallClock = Clock.systemUTC();
 
-        private Builder(String url, DataSource dataSource) {
-            this.url = url;
-            this.dataSource = dataSource;
+        private Builder(String url) {
+            super(url);
         }
 
-        /**
-         * The database user, for a JDBC URL (a DataSource brings its own).
-         *
-         * @param user the user name
-         * @return this builder
-         */
-        public Builder user(String user) {
-            this.user = requireNonNull(user, "user");
-            return this;
-        }
-
-        /**
-         * The database password, for a JDBC URL; never logged or put in an exception.
-         *
-         * @param password the password
-         * @return this builder
-         */
-        public Builder password(String password) {
-            this.password = requireNonNull(password, "password");
-            return this;
+        private Builder(DataSource dataSource) {
+            super(dataSource);
         }
 
         /**
@@ -466,23 +434,6 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          */
         public Builder name(String name) {
             this.name = Checks.notBlank(name, "name");
-            return this;
-        }
-
-        /**
-         * Prefix of the table names, so several stores can share one database; default {@value
-         * #DEFAULT_TABLE_PREFIX}.
-         *
-         * @param tablePrefix a letter or '_' followed by at most 39 letters, digits or '_'
-         * @return this builder
-         */
-        public Builder tablePrefix(String tablePrefix) {
-            requireNonNull(tablePrefix, "tablePrefix");
-            if (!IDENTIFIER.matcher(tablePrefix).matches()) {
-                throw new IllegalArgumentException("tablePrefix must be a letter or '_' followed by at most 39 "
-                        + "letters, digits or '_', was '" + tablePrefix + "'");
-            }
-            this.tablePrefix = tablePrefix;
             return this;
         }
 
@@ -587,11 +538,9 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
          *     user or password was set for a DataSource
          */
         public JdbcMemoryProvider build() {
-            if (dataSource != null && (user != null || password != null)) {
-                throw new IllegalArgumentException("user and password apply to a JDBC URL; set them on the DataSource");
-            }
-            Database database = dataSource != null ? Database.ofDataSource(dataSource, lockTimeout)
-                    : Database.ofUrl(url, user, password, lockTimeout);
+            Properties credentials = credentials();
+            Database database = dataSource() != null ? Database.ofDataSource(dataSource(), lockTimeout)
+                    : Database.ofUrl(url(), credentials, lockTimeout);
             return new JdbcMemoryProvider(this, database).start();
         }
     }

@@ -47,7 +47,7 @@ class GroupCommitTest {
 
     @BeforeEach
     void connect() {
-        connection = new ConnectionHolder(Database.ofUrl("jdbc:sqlite:" + dir.resolve("unused.db"), null, null,
+        connection = new ConnectionHolder(Database.ofUrl("jdbc:sqlite:" + dir.resolve("unused.db"), new java.util.Properties(),
                 Duration.ofSeconds(5)));
     }
 

@@ -26,7 +26,7 @@ class JdbcMemoryProviderBuilderTest {
     @Test
     void nullArgumentsAreRejectedByName() {
         JdbcMemoryProvider.Builder b = JdbcMemoryProvider.builder("jdbc:sqlite:x.db");
-        assertThatThrownBy(() -> JdbcMemoryProvider.builder((String) null)).hasMessage("jdbcUrl");
+        assertThatThrownBy(() -> JdbcMemoryProvider.builder((String) null)).hasMessage("url");
         assertThatThrownBy(() -> JdbcMemoryProvider.builder((DataSource) null)).hasMessage("dataSource");
         assertThatThrownBy(() -> JdbcMemoryProvider.sqlite(null)).hasMessage("file");
         assertThatThrownBy(() -> b.user(null)).isInstanceOf(NullPointerException.class).hasMessage("user");
@@ -94,7 +94,7 @@ class JdbcMemoryProviderBuilderTest {
         JdbcMemoryProvider.builder(url).lockTimeout(JdbcMemoryProvider.Builder.MAX_LOCK_TIMEOUT)
                 .retryBackoff(JdbcMemoryProvider.Builder.MAX_RETRY_BACKOFF).build().shutdown();
 
-        Database db = Database.ofUrl(url, null, null, JdbcMemoryProvider.Builder.MAX_LOCK_TIMEOUT);
+        Database db = Database.ofUrl(url, new java.util.Properties(), JdbcMemoryProvider.Builder.MAX_LOCK_TIMEOUT);
         try (Connection c = db.open();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("PRAGMA busy_timeout")) {
