@@ -9,19 +9,13 @@ import dev.memlife.agent.TeardownMode;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.GatewayFigures;
 import dev.memlife.gateway.GatewayFigures.TeardownCounts;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.FunctionTimer;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.function.ToDoubleFunction;
 
 /**
  * A Micrometer {@link MeterBinder} over memlife's live figures: those of one {@link MemoryManager}
@@ -173,7 +167,8 @@ public final class MemlifeMetrics implements MeterBinder {
      * @throws NullPointerException if an argument is null
      */
     public MemlifeMetrics(Supplier<WriteFigures> figures, Iterable<Tag> tags) {
-        this(new Snapshots<>(writesOf(requireNonNull(figures, "figures"))), Tags.of(requireNonNull(tags, "tags")), false);
+        this(new Snapshots<>(writesOf(requireNonNull(figures, "figures"))), Tags.of(requireNonNull(tags, "tags")),
+                false);
     }
 
     private MemlifeMetrics(Snapshots<Figures> shared, Tags tags, boolean gateway) {
@@ -193,56 +188,56 @@ public final class MemlifeMetrics implements MeterBinder {
      */
     @Override
     public void bindTo(MeterRegistry registry) {
-        requireNonNull(registry, "registry");
-        bindWrites(registry);
-        bindSpool(registry);
+        Meters<Figures> meters = new Meters<>(requireNonNull(registry, "registry"), shared, tags);
+        bindWrites(meters);
+        bindSpool(meters);
         if (gateway) {
-            bindGateway(registry);
+            bindGateway(meters);
         }
     }
 
-    private void bindWrites(MeterRegistry r) {
+    private static void bindWrites(Meters<Figures> m) {
         String writes = "writes";
         String ended = "Writes that ended so: delivered to every provider, failed by one, abandoned at a drain "
                 + "deadline, or rejected (never accepted)";
-        counter(r, "memlife.writes", writes, ended, f -> f.writes.delivered(), Tag.of("outcome", "delivered"));
-        counter(r, "memlife.writes", writes, ended, f -> f.writes.failed(), Tag.of("outcome", "failed"));
-        counter(r, "memlife.writes", writes, ended, f -> f.writes.abandoned(), Tag.of("outcome", "abandoned"));
-        counter(r, "memlife.writes", writes, ended, f -> f.writes.rejected(), Tag.of("outcome", "rejected"));
-        counter(r, "memlife.writes.accepted", writes, "Writes accepted (syncAll returned true)",
+        m.counter("memlife.writes", writes, ended, f -> f.writes.delivered(), Tag.of("outcome", "delivered"));
+        m.counter("memlife.writes", writes, ended, f -> f.writes.failed(), Tag.of("outcome", "failed"));
+        m.counter("memlife.writes", writes, ended, f -> f.writes.abandoned(), Tag.of("outcome", "abandoned"));
+        m.counter("memlife.writes", writes, ended, f -> f.writes.rejected(), Tag.of("outcome", "rejected"));
+        m.counter("memlife.writes.accepted", writes, "Writes accepted (syncAll returned true)",
                 f -> f.writes.accepted());
-        gauge(r, "memlife.writes.pending", writes,
+        m.gauge("memlife.writes.pending", writes,
                 "Writes accepted and neither finished nor abandoned: the queue depth", f -> f.writes.pending());
-        timeGauge(r, "memlife.writes.oldest.pending", "How long the oldest pending write has waited",
+        m.timeGauge("memlife.writes.oldest.pending", "How long the oldest pending write has waited",
                 f -> f.writes.oldestPendingAge().toNanos());
-        counter(r, "memlife.batches", "batches", "Batches the writer took off the queue", f -> f.writes.batches());
-        counter(r, "memlife.batch.writes", writes, "Writes in the batches the writer took",
+        m.counter("memlife.batches", "batches", "Batches the writer took off the queue", f -> f.writes.batches());
+        m.counter("memlife.batch.writes", writes, "Writes in the batches the writer took",
                 f -> f.writes.batchedWrites());
-        gauge(r, "memlife.batch.size.max", writes, "The most writes in one batch so far",
+        m.gauge("memlife.batch.size.max", writes, "The most writes in one batch so far",
                 f -> f.writes.largestBatch());
-        timer(r, "memlife.flush", "Flushes that had to wait for the writer, and how long they waited",
+        m.timer("memlife.flush", "Flushes that had to wait for the writer, and how long they waited",
                 f -> f.writes.flushWaits(), f -> f.writes.flushWaitTime().toNanos());
-        counter(r, "memlife.flush.timeouts", "flushes", "Flushes that had to wait and returned false: timeout, "
+        m.counter("memlife.flush.timeouts", "flushes", "Flushes that had to wait and returned false: timeout, "
                 + "interrupt or abandonment", f -> f.writes.flushTimeouts());
-        timer(r, "memlife.drain", "Shutdown drains of the write queue, and how long they took",
+        m.timer("memlife.drain", "Shutdown drains of the write queue, and how long they took",
                 f -> f.writes.drains(), f -> f.writes.drainTime().toNanos());
     }
 
-    private void bindSpool(MeterRegistry r) {
-        gauge(r, "memlife.spool.backlog", "writes", "Writes in the durable spool not yet delivered to every provider",
+    private static void bindSpool(Meters<Figures> m) {
+        m.gauge("memlife.spool.backlog", "writes", "Writes in the durable spool not yet delivered to every provider",
                 f -> spool(f).backlog());
-        timeGauge(r, "memlife.spool.oldest.undelivered", "How long the oldest write in the spool has waited",
+        m.timeGauge("memlife.spool.oldest.undelivered", "How long the oldest write in the spool has waited",
                 f -> spool(f).oldestUndeliveredAge().toNanos());
-        gauge(r, "memlife.spool.bytes", BaseUnits.BYTES, "The spool's size on disk and in its buffer",
+        m.gauge("memlife.spool.bytes", BaseUnits.BYTES, "The spool's size on disk and in its buffer",
                 f -> spool(f).bytes());
-        gauge(r, "memlife.spool.segments", "segments", "Spool segment files on disk", f -> spool(f).segments());
-        counter(r, "memlife.spool.commits", "commits", "Spool group commits: forces of the disk",
+        m.gauge("memlife.spool.segments", "segments", "Spool segment files on disk", f -> spool(f).segments());
+        m.counter("memlife.spool.commits", "commits", "Spool group commits: forces of the disk",
                 f -> spool(f).groupCommits());
-        counter(r, "memlife.spool.replayed", "writes", "Writes replayed from the spool of an earlier run",
+        m.counter("memlife.spool.replayed", "writes", "Writes replayed from the spool of an earlier run",
                 f -> spool(f).replayed());
-        counter(r, "memlife.spool.corrupt", "records", "Damaged spool records found and skipped",
+        m.counter("memlife.spool.corrupt", "records", "Damaged spool records found and skipped",
                 f -> spool(f).corruptRecords());
-        counter(r, "memlife.spool.failed.kept", "writes", "Writes a provider failed, kept in the spool for the "
+        m.counter("memlife.spool.failed.kept", "writes", "Writes a provider failed, kept in the spool for the "
                 + "next start", f -> spool(f).failedKept());
     }
 
@@ -250,53 +245,28 @@ public final class MemlifeMetrics implements MeterBinder {
         return f.writes.spool();
     }
 
-    private void bindGateway(MeterRegistry r) {
+    private static void bindGateway(Meters<Figures> m) {
         String agents = "A gateway's agents: cached and idle, cached and leased (mid-turn), or left the cache and "
                 + "being torn down";
-        gauge(r, "memlife.agents", "agents", agents, f -> f.gateway.agentsCached() - f.gateway.agentsLeased(),
+        m.gauge("memlife.agents", "agents", agents, f -> f.gateway.agentsCached() - f.gateway.agentsLeased(),
                 Tag.of("state", "idle"));
-        gauge(r, "memlife.agents", "agents", agents, f -> f.gateway.agentsLeased(), Tag.of("state", "leased"));
-        gauge(r, "memlife.agents", "agents", agents, f -> f.gateway.agentsTearingDown(),
+        m.gauge("memlife.agents", "agents", agents, f -> f.gateway.agentsLeased(), Tag.of("state", "leased"));
+        m.gauge("memlife.agents", "agents", agents, f -> f.gateway.agentsTearingDown(),
                 Tag.of("state", "tearing_down"));
         String teardowns = "A gateway's teardowns that ran, by mode and outcome";
         for (TeardownMode mode : TeardownMode.values()) {
             Tag modeTag = Tag.of("mode", mode.name().toLowerCase(Locale.ROOT));
-            counter(r, "memlife.teardowns", "teardowns", teardowns, f -> counts(f, mode).completed(), modeTag,
+            m.counter("memlife.teardowns", "teardowns", teardowns, f -> counts(f, mode).completed(), modeTag,
                     Tag.of("outcome", "completed"));
-            counter(r, "memlife.teardowns", "teardowns", teardowns, f -> counts(f, mode).incomplete(), modeTag,
+            m.counter("memlife.teardowns", "teardowns", teardowns, f -> counts(f, mode).incomplete(), modeTag,
                     Tag.of("outcome", "incomplete"));
-            counter(r, "memlife.teardowns", "teardowns", teardowns, f -> counts(f, mode).failed(), modeTag,
+            m.counter("memlife.teardowns", "teardowns", teardowns, f -> counts(f, mode).failed(), modeTag,
                     Tag.of("outcome", "failed"));
         }
     }
 
     private static TeardownCounts counts(Figures f, TeardownMode mode) {
         return f.gateway.teardowns().getOrDefault(mode, NO_TEARDOWNS);
-    }
-
-    // ---- registration ------------------------------------------------------------------------------
-
-    private void counter(MeterRegistry r, String name, String unit, String description, ToDoubleFunction<Figures> f,
-            Tag... more) {
-        FunctionCounter.builder(name, shared, shared.reader(f)).baseUnit(unit).description(description)
-                .tags(tags).tags(Tags.of(more)).register(r);
-    }
-
-    private void gauge(MeterRegistry r, String name, String unit, String description, ToDoubleFunction<Figures> f,
-            Tag... more) {
-        Gauge.builder(name, shared, shared.reader(f)).baseUnit(unit).description(description).tags(tags)
-                .tags(Tags.of(more)).register(r);
-    }
-
-    private void timeGauge(MeterRegistry r, String name, String description, ToDoubleFunction<Figures> nanos) {
-        TimeGauge.builder(name, shared, TimeUnit.NANOSECONDS, shared.reader(nanos)).description(description)
-                .tags(tags).register(r);
-    }
-
-    private void timer(MeterRegistry r, String name, String description, ToDoubleFunction<Figures> count,
-            ToDoubleFunction<Figures> totalNanos) {
-        FunctionTimer.builder(name, shared, shared.reader(count), shared.reader(totalNanos),
-                TimeUnit.NANOSECONDS).description(description).tags(tags).register(r);
     }
 
     /** One snapshot: a manager's or a source's write figures, and a gateway's figures (null otherwise). */

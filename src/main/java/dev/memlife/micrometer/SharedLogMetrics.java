@@ -3,16 +3,11 @@ package dev.memlife.micrometer;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.spool.SharedLogFigures;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.function.ToDoubleFunction;
 
 /**
  * The meters of one replica's shared log ({@link dev.memlife.spool.SharedLog}), read from its
@@ -85,44 +80,29 @@ public final class SharedLogMetrics implements MeterBinder {
      */
     @Override
     public void bindTo(MeterRegistry registry) {
-        requireNonNull(registry, "registry");
-        gauge(registry, "memlife.sharedlog.agents", "agents", "Agents whose lease this replica holds",
+        Meters<SharedLogFigures> m = new Meters<>(requireNonNull(registry, "registry"), shared, tags);
+        String writes = "writes";
+        m.gauge("memlife.sharedlog.agents", "agents", "Agents whose lease this replica holds",
                 SharedLogFigures::heldAgents);
-        gauge(registry, "memlife.sharedlog.pending", "writes", "Writes appended and not yet committed: what a crash "
-                + "of this replica now would lose", SharedLogFigures::pending);
-        counter(registry, "memlife.sharedlog.appended", "writes", "Writes appended by this replica's agents",
-                SharedLogFigures::appended);
-        counter(registry, "memlife.sharedlog.committed", "writes", "Writes committed in the database (durable)",
-                SharedLogFigures::committed);
-        counter(registry, "memlife.sharedlog.commits", "commits", "Group commits: transactions that committed "
-                + "writes, delivery marks or lease renewals", SharedLogFigures::groupCommits);
-        counter(registry, "memlife.sharedlog.replayed", "writes", "Writes replayed from the log to a manager when it "
-                + "claimed its agent", SharedLogFigures::replayed);
-        counter(registry, "memlife.sharedlog.takeovers", "leases", "Leases taken over from a replica that let them "
-                + "expire (it died or froze)", SharedLogFigures::takeovers);
-        counter(registry, "memlife.sharedlog.adoptions", "agents", "Agents found expired with writes undelivered and "
-                + "handed to the adopter", SharedLogFigures::adoptions);
-        counter(registry, "memlife.sharedlog.fenced.writes", "writes", "Writes refused or dropped uncommitted "
-                + "because another replica took their agent's lease", SharedLogFigures::fencedWrites);
-        counter(registry, "memlife.sharedlog.fenced.leases", "leases", "Leases this replica found taken by another "
-                + "at its next renewal or commit", SharedLogFigures::fencedLeases);
-        counter(registry, "memlife.sharedlog.database.failures", "transactions", "Transactions that failed and were "
-                + "tried again on a new connection", SharedLogFigures::databaseFailures);
-        TimeGauge.builder("memlife.sharedlog.takeover.lag", shared, TimeUnit.NANOSECONDS,
-                shared.reader(f -> f.lastTakeoverLag().toNanos())).tags(tags)
-                .description("For the last takeover, from the lease's expiry until the writes it left were replayed")
-                .register(registry);
-    }
-
-    private void counter(MeterRegistry registry, String name, String unit, String description,
-            ToDoubleFunction<SharedLogFigures> read) {
-        FunctionCounter.builder(name, shared, shared.reader(read)).baseUnit(unit).description(description).tags(tags)
-                .register(registry);
-    }
-
-    private void gauge(MeterRegistry registry, String name, String unit, String description,
-            ToDoubleFunction<SharedLogFigures> read) {
-        Gauge.builder(name, shared, shared.reader(read)).baseUnit(unit).description(description).tags(tags)
-                .register(registry);
+        m.gauge("memlife.sharedlog.pending", writes, "Writes appended and not yet committed: what a crash of this "
+                + "replica now would lose", SharedLogFigures::pending);
+        m.counter("memlife.sharedlog.appended", writes, "Writes appended", SharedLogFigures::appended);
+        m.counter("memlife.sharedlog.committed", writes, "Writes committed (durable)", SharedLogFigures::committed);
+        m.counter("memlife.sharedlog.commits", "commits", "Group commits: transactions that committed writes, "
+                + "delivery marks or lease renewals", SharedLogFigures::groupCommits);
+        m.counter("memlife.sharedlog.replayed", writes, "Writes replayed to a manager that claimed their agent",
+                SharedLogFigures::replayed);
+        String fenced = "Writes refused or dropped uncommitted, and leases found taken, because another replica "
+                + "took the agent";
+        m.counter("memlife.sharedlog.fenced.writes", writes, fenced, SharedLogFigures::fencedWrites);
+        m.counter("memlife.sharedlog.fenced.leases", "leases", fenced, SharedLogFigures::fencedLeases);
+        m.counter("memlife.sharedlog.takeovers", "leases", "Leases taken over from a replica that let them expire",
+                SharedLogFigures::takeovers);
+        m.counter("memlife.sharedlog.adoptions", "agents", "Agents found expired with writes undelivered and handed "
+                + "to the adopter", SharedLogFigures::adoptions);
+        m.counter("memlife.sharedlog.database.failures", "transactions", "Transactions that failed and were tried "
+                + "again", SharedLogFigures::databaseFailures);
+        m.timeGauge("memlife.sharedlog.takeover.lag", "For the last takeover, from the lease's expiry until the "
+                + "writes it left were replayed", f -> f.lastTakeoverLag().toNanos());
     }
 }

@@ -3,16 +3,11 @@ package dev.memlife.micrometer;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.WriteBehindFigures;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.function.ToDoubleFunction;
 
 /**
  * The meters of a write-behind decorator (LangChain4j's {@code WriteBehindChatMemoryStore} and
@@ -31,11 +26,13 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code memlife.writebehind.failing}: backend calls failed in a row (0 while it takes them).
  * </ul>
  *
- * Every meter has the tag {@code name} (the bean's or the store's name) and the caller's tags.
+ * Every meter has the tag {@code name} (the bean's or the store's name) and the caller's tags. The
+ * meters of one binder share a snapshot of the figures, as {@link MemlifeMetrics}'s do: a scrape
+ * reads them once.
  */
 public final class WriteBehindMetrics implements MeterBinder {
 
-    private final Supplier<WriteBehindFigures> figures;
+    private final Snapshots<WriteBehindFigures> shared;
     private final Tags tags;
 
     /**
@@ -47,36 +44,31 @@ public final class WriteBehindMetrics implements MeterBinder {
      */
     public WriteBehindMetrics(String name, Supplier<WriteBehindFigures> figures, Iterable<Tag> tags) {
         requireNonNull(name, "name");
-        this.figures = requireNonNull(figures, "figures");
+        this.shared = new Snapshots<>(requireNonNull(figures, "figures"));
         this.tags = Tags.of(requireNonNull(tags, "tags")).and("name", name);
     }
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        requireNonNull(registry, "registry");
-        counter(registry, "memlife.writebehind.handovers", "save", "Saves taken", WriteBehindFigures::saves);
-        counter(registry, "memlife.writebehind.handovers", "delete", "Deletes taken", WriteBehindFigures::deletes);
-        counter(registry, "memlife.writebehind.written", "save", "Saves the backend took", WriteBehindFigures::writtenSaves);
-        counter(registry, "memlife.writebehind.written", "delete", "Deletes the backend took",
-                WriteBehindFigures::writtenDeletes);
-        counter(registry, "memlife.writebehind.coalesced", null, "Saves and deletes replaced before any write took them",
+        Meters<WriteBehindFigures> m = new Meters<>(requireNonNull(registry, "registry"), shared, tags);
+        Tag save = Tag.of("kind", "save");
+        Tag delete = Tag.of("kind", "delete");
+        m.counter("memlife.writebehind.handovers", null, "Saves taken", WriteBehindFigures::saves, save);
+        m.counter("memlife.writebehind.handovers", null, "Deletes taken", WriteBehindFigures::deletes, delete);
+        m.counter("memlife.writebehind.written", null, "Saves the backend took", WriteBehindFigures::writtenSaves,
+                save);
+        m.counter("memlife.writebehind.written", null, "Deletes the backend took", WriteBehindFigures::writtenDeletes,
+                delete);
+        m.counter("memlife.writebehind.coalesced", null, "Saves and deletes replaced before any write took them",
                 WriteBehindFigures::coalesced);
-        counter(registry, "memlife.writebehind.failed", null, "Backend calls that threw", WriteBehindFigures::failedWrites);
-        counter(registry, "memlife.writebehind.rejected", null, "Saves and deletes refused after shutdown began",
+        m.counter("memlife.writebehind.failed", null, "Backend calls that threw", WriteBehindFigures::failedWrites);
+        m.counter("memlife.writebehind.rejected", null, "Saves and deletes refused after shutdown began",
                 WriteBehindFigures::rejected);
-        Gauge.builder("memlife.writebehind.pending", figures, f -> f.get().pending()).tags(tags)
-                .description("Conversations whose latest state the backend lacks").register(registry);
-        Gauge.builder("memlife.writebehind.failing", figures, f -> f.get().failingWrites()).tags(tags)
-                .description("Backend calls failed in a row since it last took one").register(registry);
-        TimeGauge.builder("memlife.writebehind.oldest.pending", figures, TimeUnit.NANOSECONDS,
-                f -> f.get().oldestPendingAge().toNanos()).tags(tags)
-                .description("How long the oldest state the backend lacks has waited").register(registry);
-    }
-
-    private void counter(MeterRegistry registry, String name, String kind, String description,
-            ToDoubleFunction<WriteBehindFigures> read) {
-        Tags all = kind == null ? tags : tags.and("kind", kind);
-        FunctionCounter.builder(name, figures, f -> read.applyAsDouble(f.get())).tags(all).description(description)
-                .register(registry);
+        m.gauge("memlife.writebehind.pending", null, "Conversations whose latest state the backend lacks",
+                WriteBehindFigures::pending);
+        m.gauge("memlife.writebehind.failing", null, "Backend calls failed in a row since it last took one",
+                WriteBehindFigures::failingWrites);
+        m.timeGauge("memlife.writebehind.oldest.pending", "How long the oldest state the backend lacks has waited",
+                f -> f.oldestPendingAge().toNanos());
     }
 }

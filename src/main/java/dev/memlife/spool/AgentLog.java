@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -356,19 +357,13 @@ public final class AgentLog implements DurableLog {
         @Override
         public boolean awaitDurable(long position, long timeoutNanos) {
             long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
-            order.lock();
-            try {
+            return waitUnderLock(() -> {
                 if (awaitUnderLock(() -> committedSeq >= position || lostReason != null, deadline)
                         && committedSeq < position) {
                     throw lostException("writes up to position " + position + " were not committed");
                 }
                 return committedSeq >= position;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            } finally {
-                order.unlock();
-            }
+            });
         }
 
         @Override
@@ -376,8 +371,7 @@ public final class AgentLog implements DurableLog {
             if (lostReason == null && System.nanoTime() - validUntilNanos < 0) {
                 return true;
             }
-            order.lock();
-            try {
+            return waitUnderLock(() -> {
                 while (true) {
                     if (lostReason != null || released || closing) {
                         return false;
@@ -394,12 +388,7 @@ public final class AgentLog implements DurableLog {
                     owner.renewNow();
                     changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(100));
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            } finally {
-                order.unlock();
-            }
+            });
         }
 
         @Override
@@ -462,9 +451,21 @@ public final class AgentLog implements DurableLog {
 
     /** Waits until the release was committed, the lease lost, or {@code timeoutNanos} passed. */
     boolean awaitReleased(long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        return waitUnderLock(() -> awaitUnderLock(() -> released || lostReason != null, deadline));
+    }
+
+    /** A wait that holds the order lock and may be interrupted; it answers whether what it waited for holds. */
+    @FunctionalInterface
+    private interface LockedWait {
+        boolean await() throws InterruptedException;
+    }
+
+    /** Runs {@code wait} holding the order lock; an interrupt answers false and keeps the thread's flag. */
+    private boolean waitUnderLock(LockedWait wait) {
         order.lock();
         try {
-            return awaitUnderLock(() -> released || lostReason != null, System.nanoTime() + timeoutNanos);
+            return wait.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
@@ -479,7 +480,7 @@ public final class AgentLog implements DurableLog {
      *
      * @return whether {@code done} holds
      */
-    private boolean awaitUnderLock(java.util.function.BooleanSupplier done, long deadline) throws InterruptedException {
+    private boolean awaitUnderLock(BooleanSupplier done, long deadline) throws InterruptedException {
         while (!done.getAsBoolean()) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -491,7 +492,7 @@ public final class AgentLog implements DurableLog {
         return true;
     }
 
-        /** Writes appended and not committed, for the figures and the warnings. */
+    /** Writes appended and not committed, for the figures and the warnings. */
     int pendingWrites() {
         order.lock();
         try {

@@ -593,18 +593,6 @@ public final class SharedLog implements AutoCloseable {
         }
 
         /**
-         * This replica's name in the leases; default the host name, the process id and a random
-         * suffix, unique per process.
-         *
-         * @param replica the name
-         * @return this builder
-         */
-        public Builder replica(String replica) {
-            this.replica = Checks.notBlank(replica, "replica");
-            return this;
-        }
-
-        /**
          * How long a lease lasts without renewal; default 5 s. A replica that dies or freezes is
          * taken over at the earliest this long after its last renewal.
          *
@@ -666,6 +654,18 @@ public final class SharedLog implements AutoCloseable {
                 throw new IllegalArgumentException("maxPendingBytes must be positive, was " + maxPendingBytes);
             }
             this.maxPendingBytes = maxPendingBytes;
+            return this;
+        }
+
+        /**
+         * This replica's name in the leases; default the host name, the process id and a random
+         * suffix, unique per process.
+         *
+         * @param replica the name
+         * @return this builder
+         */
+        public Builder replica(String replica) {
+            this.replica = Checks.notBlank(replica, "replica");
             return this;
         }
 
