@@ -33,12 +33,6 @@ final class Lifecycle {
     private final TurnQueue queue;
     private final WriterThread thread;
 
-    /** Written only while holding {@link #waits}, read anywhere. */
-    private volatile State state = State.RUNNING;
-    private final AtomicLong rejected = new AtomicLong();
-    /** How many writes the drain abandoned; 0 until it abandons any. */
-    private volatile long abandonedCount;
-
     private final ReentrantLock waits = new ReentrantLock();
     private final Condition notFull = waits.newCondition();
     private final Condition progressed = waits.newCondition();
@@ -51,6 +45,12 @@ final class Lifecycle {
      * Deadline#MAX_SLICE_NANOS} later at most. Harmless, and it keeps a fence off every write.
      */
     private volatile int progressWaiters;
+
+    /** Written only while holding {@link #waits}, read anywhere. */
+    private volatile State state = State.RUNNING;
+    private final AtomicLong rejected = new AtomicLong();
+    /** How many writes the drain abandoned; 0 until it abandons any. */
+    private volatile long abandonedCount;
 
     Lifecycle(String managerName, TurnQueue queue, WriterThread thread) {
         this.managerName = managerName;

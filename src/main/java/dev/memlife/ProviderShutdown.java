@@ -23,28 +23,21 @@ import java.util.concurrent.CountDownLatch;
  * left to finish detached on the (daemon) shutdown thread. If no thread can be made, they are shut
  * down on the caller's thread, without the deadline's bound, and that is logged. Each {@code
  * shutdown()} is isolated by {@link ProviderCalls#shutdown}.
+ *
+ * <p>It holds nothing but what it works with, the manager whose providers these are, the calls
+ * that isolate each {@code shutdown()} and the manager's warnings, so it is a record.
+ *
+ * @param manager the manager whose providers are shut down
+ * @param calls the manager's provider calls
+ * @param warnings the manager's warnings
  */
-final class ProviderShutdown {
+record ProviderShutdown(MemoryManager manager, ProviderCalls calls, ThrottledLog warnings) {
 
     /** Which providers were not shut down within the budget, and which wait for a running hook. */
     record Result(List<String> notShutDown, List<String> shutDownLater) {}
 
     /** The manager whose provider's {@code shutdown()} this thread is inside, if any. */
     private static final ThreadLocal<Object> INSIDE = new ThreadLocal<>();
-
-    private final MemoryManager manager;
-    private final ProviderCalls calls;
-    private final ThrottledLog warnings;
-    /** The manager's name, in the warnings. */
-    private final String managerName;
-
-    /** The providers' shutdown for {@code manager}, whose calls and warnings these are. */
-    ProviderShutdown(MemoryManager manager, ProviderCalls calls, ThrottledLog warnings) {
-        this.manager = manager;
-        this.calls = calls;
-        this.warnings = warnings;
-        this.managerName = manager.name();
-    }
 
     /** Whether this thread is inside a provider's {@code shutdown()} called for {@code manager}. */
     static boolean isInside(Object manager) {
@@ -69,7 +62,8 @@ final class ProviderShutdown {
             }
         }
         if (!later.isEmpty()) {
-            warnings.warn(managerName + "/shutdown-later", "memory manager '" + managerName + "': " + later
+            String name = manager.name();
+            warnings.warn(name + "/shutdown-later", "memory manager '" + name + "': " + later
                     + " still run a hook (a write past the drain deadline, or a detached extraction or prefetch); "
                     + "each is shut down as soon as its hook returns, never before", null);
         }
@@ -92,9 +86,10 @@ final class ProviderShutdown {
                 }
             }
         };
-        Thread thread = threads.start(all, t -> warnings.warn(managerName + "/shutdown-thread", "memory manager '"
-                + managerName + "': no thread could be made for the providers' shutdown (" + t + "); shutting them "
-                + "down on this thread, unbounded", null));
+        String name = manager.name();
+        Thread thread = threads.start(all, t -> warnings.warn(name + "/shutdown-thread", "memory manager '" + name
+                + "': no thread could be made for the providers' shutdown (" + t + "); shutting them down on this "
+                + "thread, unbounded", null));
         if (thread == null) {
             all.run();
             return List.of();
@@ -109,7 +104,7 @@ final class ProviderShutdown {
             unfinished.add(p.name);
         }
         if (!unfinished.isEmpty()) {
-            warnings.warn(managerName + "/shutdown-budget", "memory manager '" + managerName + "': shutdown() of "
+            warnings.warn(name + "/shutdown-budget", "memory manager '" + name + "': shutdown() of "
                     + unfinished + " did not return within " + deadline.budget().toMillis() + " ms; left running "
                     + "detached", null);
         }

@@ -2,13 +2,13 @@ package dev.memlife;
 
 import dev.memlife.internal.ThrottledLog;
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** A provider as the manager holds it: whether it writes batches, its counts, and its gate. */
 final class RegisteredProvider {
@@ -20,6 +20,8 @@ final class RegisteredProvider {
      */
     private static final Map<MemoryProvider, ThrottledLog> WARNINGS = new WeakHashMap<>();
 
+    // What the provider is, fixed at registration.
+
     final MemoryProvider provider;
     final String name;
     /**
@@ -30,16 +32,19 @@ final class RegisteredProvider {
     final boolean owned;
     /** True when the provider overrides {@link MemoryProvider#syncBatch}; then it gets batches. */
     final boolean writesBatches;
-    /** Writes this provider threw on; updated by the writer thread, read by reports. */
-    final AtomicLong failedWrites = new AtomicLong();
-    /** Times this provider returned to the writer with the thread's interrupt flag set (then cleared). */
-    final AtomicLong interruptsCleared = new AtomicLong();
     /**
      * The throttle of this provider <em>instance</em>'s warnings, shared by every manager that
      * registers it: during an outage of a store that many agents share, a burst of failures is
      * logged once, not once per manager.
      */
     final ThrottledLog warnings;
+
+    // What happens to it while the manager runs.
+
+    /** Writes this provider threw on; updated by the writer thread, read by reports. */
+    final AtomicLong failedWrites = new AtomicLong();
+    /** Times this provider returned to the writer with the thread's interrupt flag set (then cleared). */
+    final AtomicLong interruptsCleared = new AtomicLong();
     /**
      * A token while a prefetch of this provider runs, null otherwise: a provider has one prefetch
      * running at most, so one stuck in {@code prefetch} holds one thread ({@link Prefetcher}).

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The session states of one {@link SessionCommitTracker} and the commit protocol over them:
@@ -34,20 +35,16 @@ final class SessionTable {
     }
 
     SessionCommitter registerOwner(String sessionId, SessionCommitter owner) {
-        lock.lock();
-        try {
+        return locked(() -> {
             SessionState s = sessions.computeIfAbsent(sessionId, id -> new SessionState());
             SessionCommitter previous = s.registeredOwner;
             s.registeredOwner = owner;
             return previous;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     boolean unregisterOwner(String sessionId, SessionCommitter owner) {
-        lock.lock();
-        try {
+        return locked(() -> {
             SessionState s = sessions.get(sessionId);
             if (s == null || s.registeredOwner != owner) {
                 return false;
@@ -55,9 +52,7 @@ final class SessionTable {
             s.registeredOwner = null;
             forgetIfIdle(sessionId, s);
             return true;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     SessionCommitter registeredOwner(String sessionId) {
@@ -65,12 +60,7 @@ final class SessionTable {
     }
 
     long markTurn(String sessionId, SessionCommitter owner) {
-        lock.lock();
-        try {
-            return sessions.computeIfAbsent(sessionId, id -> new SessionState()).markTurn(owner);
-        } finally {
-            lock.unlock();
-        }
+        return locked(() -> sessions.computeIfAbsent(sessionId, id -> new SessionState()).markTurn(owner));
     }
 
     boolean dirty(String sessionId) {
@@ -83,10 +73,17 @@ final class SessionTable {
 
     /** What {@code field} reads of the session's state under the lock; {@code absent} for an unknown session. */
     private <T> T read(String sessionId, Function<SessionState, T> field, T absent) {
-        lock.lock();
-        try {
+        return locked(() -> {
             SessionState s = sessions.get(sessionId);
             return s == null ? absent : field.apply(s);
+        });
+    }
+
+    /** {@code body}'s answer, computed holding the lock. */
+    private <T> T locked(Supplier<T> body) {
+        lock.lock();
+        try {
+            return body.get();
         } finally {
             lock.unlock();
         }
@@ -94,8 +91,7 @@ final class SessionTable {
 
     /** The dirty sessions' ids, sorted. */
     List<String> dirtySessions() {
-        lock.lock();
-        try {
+        return locked(() -> {
             List<String> out = new ArrayList<>();
             sessions.forEach((id, s) -> {
                 if (s.dirty()) {
@@ -104,14 +100,11 @@ final class SessionTable {
             });
             out.sort(null);
             return out;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     DiscardResult discard(String sessionId) {
-        lock.lock();
-        try {
+        return locked(() -> {
             SessionState s = sessions.get(sessionId);
             if (s == null) {
                 return DiscardResult.NO_SESSION;
@@ -124,9 +117,7 @@ final class SessionTable {
             }
             sessions.remove(sessionId);
             return DiscardResult.DISCARDED;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     /**
@@ -207,16 +198,13 @@ final class SessionTable {
      *     at the deadline or the wait was interrupted (the interrupt flag is restored)
      */
     Optional<SessionCommitter> awaitOldestDirtyOwner(String sessionId, Deadline deadline) {
-        lock.lock();
-        try {
+        return locked(() -> {
             if (!awaitNotInFlight(sessionId, deadline)) {
                 return null;
             }
             SessionState s = sessions.get(sessionId);
             return s == null || !s.dirty() ? Optional.empty() : Optional.of(s.segments.getFirst().owner);
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     /**

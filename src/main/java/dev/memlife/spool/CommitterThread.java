@@ -5,8 +5,6 @@ import java.nio.file.Path;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,10 +21,24 @@ final class CommitterThread {
     /** How long an idle committer thread waits for work before it exits. */
     static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+    /** What the committer thread asks of its spool, and does to it. */
+    interface Work {
+
+        /**
+         * When a commit is due: 0 now, {@code Long.MAX_VALUE} never (nothing waits), or the
+         * nanoseconds until work that waits becomes due; read without a lock.
+         */
+        long nanosUntilWork();
+
+        /** One commit. */
+        void commitOnce();
+
+        /** Whether the spool is closed: the thread exits. */
+        boolean closed();
+    }
+
     private final Path dir;
-    private final LongSupplier nanosUntilWork;
-    private final Runnable commit;
-    private final BooleanSupplier stopped;
+    private final Work work;
     /** Makes the thread: the manager's thread factory, given at attach. */
     private volatile ThreadFactory threads;
     /** The thread; null while none runs. */
@@ -36,16 +48,11 @@ final class CommitterThread {
 
     /**
      * @param dir the spool's directory, for the log
-     * @param nanosUntilWork when a commit is due: 0 now, {@code Long.MAX_VALUE} never (nothing
-     *     waits), or the nanoseconds until work that waits becomes due; read without a lock
-     * @param commit one commit
-     * @param stopped whether the spool is closed: the thread exits
+     * @param work the spool's side of the work
      */
-    CommitterThread(Path dir, LongSupplier nanosUntilWork, Runnable commit, BooleanSupplier stopped) {
+    CommitterThread(Path dir, Work work) {
         this.dir = dir;
-        this.nanosUntilWork = nanosUntilWork;
-        this.commit = commit;
-        this.stopped = stopped;
+        this.work = work;
     }
 
     /** Makes later threads with {@code factory}. */
@@ -71,7 +78,7 @@ final class CommitterThread {
             return;
         }
         synchronized (start) {
-            if (thread != null || stopped.getAsBoolean()) {
+            if (thread != null || work.closed()) {
                 LockSupport.unpark(thread);
                 return;
             }
@@ -93,10 +100,10 @@ final class CommitterThread {
 
     private void run() {
         long idleSince = System.nanoTime();
-        while (!stopped.getAsBoolean()) {
-            long due = nanosUntilWork.getAsLong();
+        while (!work.closed()) {
+            long due = work.nanosUntilWork();
             if (due == 0) {
-                commit.run();
+                work.commitOnce();
                 idleSince = System.nanoTime();
                 continue;
             }
@@ -120,7 +127,7 @@ final class CommitterThread {
             thread = null;
         }
         VarHandle.fullFence(); // forgetting itself is ordered before looking for work (see wake)
-        if (nanosUntilWork.getAsLong() == Long.MAX_VALUE) {
+        if (work.nanosUntilWork() == Long.MAX_VALUE) {
             return true;
         }
         synchronized (start) {

@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. Closed by the manager's shutdown.
  */
-final class SpoolLog implements WriteAheadLog {
+final class SpoolLog implements WriteAheadLog, CommitterThread.Work {
 
     private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
     /** The longest a durability waiter parks before it looks again on its own: a bound, not a poll. */
@@ -138,7 +138,7 @@ final class SpoolLog implements WriteAheadLog {
         this.removeWhenEmpty = removeWhenEmpty;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
-        this.committer = new CommitterThread(dir, this::nanosUntilWork, this::commitOnce, () -> closed);
+        this.committer = new CommitterThread(dir, this);
         this.appends = new SpoolAppender(dir, segmentBytes, committer::wake);
         DeliveryMark mark = new DeliveryMark(dir);
         this.found = SpoolScan.of(dir, mark.read());
@@ -443,11 +443,17 @@ final class SpoolLog implements WriteAheadLog {
 
     // ---- the committer --------------------------------------------------------------------------
 
+    @Override
+    public boolean closed() {
+        return closed;
+    }
+
     /**
      * One pass of the committer thread: a group commit if writes wait for one, then the delivery
      * mark written and delivered segments deleted if the writer marked progress.
      */
-    private void commitOnce() {
+    @Override
+    public void commitOnce() {
         delivered.passBegins();
         commitLock.lock();
         try {
@@ -469,7 +475,8 @@ final class SpoolLog implements WriteAheadLog {
      * the writer's last update shows (a mark that cannot be written is not tried again until the
      * writer moves on).
      */
-    private long nanosUntilWork() {
+    @Override
+    public long nanosUntilWork() {
         if (delivered.wakeAsked() || delivered.position() > segments.markTried()) {
             return 0;
         }

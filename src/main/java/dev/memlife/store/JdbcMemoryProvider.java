@@ -115,7 +115,7 @@ public final class JdbcMemoryProvider implements MemoryProvider, AutoCloseable {
         this.tables = new Tables(b.tablePrefix());
         this.schema = new Schema(tables, b.tablePrefix(), database.description());
         this.prefetchLimit = b.prefetchLimit;
-        this.retry = new Retry(b.name, database.description(), Retry.policy(b.retryAttempts, b.retryBackoff), b.sleeper);
+        this.retry = new Retry(b.name, database.description(), b.retryAttempts, b.retryBackoff, b.sleeper);
         this.wallClock = b.wallClock;
         this.writes = new ConnectionHolder(database);
         this.others = new ConnectionHolder(database);

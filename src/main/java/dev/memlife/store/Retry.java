@@ -22,25 +22,25 @@ final class Retry {
     /** Longest wait between two attempts, however many attempts are configured. */
     static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
-    private final String provider;
-    private final String database;
-    /** How many attempts, and the waits between them. */
-    private final Attempts policy;
-    private final Sleeper sleeper;
     /** Attempts that failed, and calls that failed after every attempt: for {@link StoreFigures}. */
     private final AtomicLong failedAttempts = new AtomicLong();
     private final AtomicLong failedCalls = new AtomicLong();
+    /** How many attempts, and the waits between them. */
+    private final Attempts policy;
+    private final Sleeper sleeper;
+    /** The provider's name and its database's, for the log and the exceptions. */
+    private final String provider;
+    private final String database;
 
-    Retry(String provider, String database, Attempts policy, Sleeper sleeper) {
+    /**
+     * The rule of {@code attempts} in all, the first wait {@code backoff}, doubling up to {@link
+     * #MAX_BACKOFF}, for {@code provider}'s calls to {@code database}.
+     */
+    Retry(String provider, String database, int attempts, Duration backoff, Sleeper sleeper) {
+        this.policy = new Attempts(attempts, backoff, MAX_BACKOFF);
+        this.sleeper = sleeper;
         this.provider = provider;
         this.database = database;
-        this.policy = policy;
-        this.sleeper = sleeper;
-    }
-
-    /** The rule of {@code attempts} in all, the first wait {@code backoff}, doubling up to {@link #MAX_BACKOFF}. */
-    static Attempts policy(int attempts, Duration backoff) {
-        return new Attempts(attempts, backoff, MAX_BACKOFF);
     }
 
     /**

@@ -52,7 +52,7 @@ class GroupCommitTest {
     }
 
     private GroupCommit groupCommit(int attempts) {
-        Retry retry = new Retry("store", "test database", Retry.policy(attempts, Duration.ofMillis(100)), sleeper);
+        Retry retry = new Retry("store", "test database", attempts, Duration.ofMillis(100), sleeper);
         return new GroupCommit(connection, retry, (c, writes) -> {
             List<String> names = new ArrayList<>();
             for (GroupCommit.Write w : writes) {

@@ -101,7 +101,7 @@ class JdbcMemoryProviderBuilderTest {
             rs.next();
             assertThat(rs.getLong(1)).isEqualTo(Integer.MAX_VALUE);
         }
-        assertThat(new Retry("p", "db", Retry.policy(3, JdbcMemoryProvider.Builder.MAX_RETRY_BACKOFF), new RecordingSleeper())
+        assertThat(new Retry("p", "db", 3, JdbcMemoryProvider.Builder.MAX_RETRY_BACKOFF, new RecordingSleeper())
                 .backoff(1)).isEqualTo(Duration.ofSeconds(30));
     }
 
@@ -139,7 +139,7 @@ class JdbcMemoryProviderBuilderTest {
 
     @Test
     void theBackoffDoublesUpToItsCap() {
-        Retry retry = new Retry("p", "db", Retry.policy(40, Duration.ofMillis(100)), new RecordingSleeper());
+        Retry retry = new Retry("p", "db", 40, Duration.ofMillis(100), new RecordingSleeper());
 
         assertThat(retry.backoff(1)).isEqualTo(Duration.ofMillis(100));
         assertThat(retry.backoff(2)).isEqualTo(Duration.ofMillis(200));
