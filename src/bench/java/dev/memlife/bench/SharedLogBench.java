@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -413,100 +412,31 @@ final class SharedLogBench {
 
     /** Every call of {@code producers} threads, back to back, timed after a warm-up second. */
     private static Percentiles sample(String what, int producers, Duration time, Call call) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(producers + 1);
-        long[][] samples = new long[producers][];
-        int[] counts = new int[producers];
-        List<Throwable> failures = new ArrayList<>();
-        List<Thread> threads = new ArrayList<>();
-        long[] warmUntil = new long[1];
-        for (int p = 0; p < producers; p++) {
-            int index = p;
-            Thread t = new Thread(() -> {
-                long[] mine = new long[1 << 16];
-                int n = 0;
-                try {
-                    start.await();
-                    long end = warmUntil[0] + time.toNanos();
-                    while (true) {
-                        long t0 = System.nanoTime();
-                        if (t0 >= end) {
-                            break;
-                        }
-                        call.run(index);
-                        long t1 = System.nanoTime();
-                        if (t0 >= warmUntil[0]) {
-                            if (n == mine.length) {
-                                mine = Arrays.copyOf(mine, n * 2);
-                            }
-                            mine[n++] = t1 - t0;
-                        }
-                    }
-                } catch (Throwable e) {
-                    synchronized (failures) {
-                        failures.add(e);
-                    }
+        Producers.Latencies latencies = new Producers.Latencies(producers);
+        Producers.run(what, producers, "sharedlog-latency-", (index, startedAt) -> {
+            long warmUntil = startedAt + 1_000_000_000L;
+            long end = warmUntil + time.toNanos();
+            while (true) {
+                long t0 = System.nanoTime();
+                if (t0 >= end) {
+                    break;
                 }
-                samples[index] = mine;
-                counts[index] = n;
-            }, "sharedlog-latency-" + p);
-            t.setDaemon(true);
-            threads.add(t);
-            t.start();
-        }
-        warmUntil[0] = System.nanoTime() + 1_000_000_000L; // before the barrier trips: the producers read it after
-        start.await();
-        for (Thread t : threads) {
-            t.join();
-        }
-        if (!failures.isEmpty()) {
-            IllegalStateException e = new IllegalStateException(what + ": a producer failed");
-            failures.forEach(e::addSuppressed);
-            throw e;
-        }
-        int total = Arrays.stream(counts).sum();
-        long[] all = new long[total];
-        int at = 0;
-        for (int p = 0; p < producers; p++) {
-            System.arraycopy(samples[p], 0, all, at, counts[p]);
-            at += counts[p];
-        }
-        return Percentiles.of(what, producers, all, total);
+                call.run(index);
+                long t1 = System.nanoTime();
+                if (t0 >= warmUntil) {
+                    latencies.add(index, t1 - t0);
+                }
+            }
+        });
+        long[] all = latencies.all();
+        return Percentiles.of(what, producers, all, all.length);
     }
 
     /** Runs the producers from one barrier until {@code time} has passed; the writes they confirmed. */
     private static Result race(String contender, int threads, Duration time, Producer producer) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(threads + 1);
         AtomicLong confirmed = new AtomicLong();
-        List<Throwable> failures = new ArrayList<>();
-        List<Thread> running = new ArrayList<>();
-        long[] startedAt = new long[1];
-        for (int t = 0; t < threads; t++) {
-            int index = t;
-            Thread th = new Thread(() -> {
-                try {
-                    start.await();
-                    confirmed.addAndGet(producer.run(index, startedAt[0] + time.toNanos()));
-                } catch (Throwable e) {
-                    synchronized (failures) {
-                        failures.add(e);
-                    }
-                }
-            }, "sharedlog-producer-" + t);
-            th.setDaemon(true);
-            running.add(th);
-            th.start();
-        }
-        startedAt[0] = System.nanoTime(); // before the barrier trips: the producers read it after
-        start.await();
-        for (Thread th : running) {
-            th.join();
-        }
-        long nanos = System.nanoTime() - startedAt[0];
-        if (!failures.isEmpty()) {
-            IllegalStateException e = new IllegalStateException(contender + ": a producer failed");
-            failures.forEach(e::addSuppressed);
-            throw e;
-        }
+        long nanos = Producers.run(contender, threads, "sharedlog-producer-",
+                (index, startedAt) -> confirmed.addAndGet(producer.run(index, startedAt + time.toNanos())));
         return new Result(contender, confirmed.get(), nanos, 0, 0, "");
     }
 }

@@ -10,10 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 
@@ -93,69 +91,36 @@ final class SpoolLatency {
         Path dir = Files.createTempDirectory("memlife-spool-latency-durable");
         try {
             MemoryManager manager = slowManager(dir, "spool-latency-durable");
-            CyclicBarrier start = new CyclicBarrier(producers + 1);
-            long[][] samples = new long[producers][];
-            int[] counts = new int[producers];
-            List<Throwable> failures = new ArrayList<>();
-            List<Thread> threads = new ArrayList<>();
-            long[] warmUntil = new long[1];
-            for (int p = 0; p < producers; p++) {
-                int index = p;
-                Thread t = new Thread(() -> {
-                    long[] mine = new long[(int) (time.toSeconds() + 1) * 2_000 + 16];
-                    int n = 0;
-                    try {
-                        start.await();
-                        long end = warmUntil[0] + time.toNanos();
-                        ThreadLocalRandom random = ThreadLocalRandom.current();
-                        while (true) {
-                            long t0 = System.nanoTime();
-                            if (t0 >= end) {
-                                break;
-                            }
-                            boolean ok = manager.syncAllDurable(Contender.USER, Contender.ASSISTANT, Contender.SESSION,
-                                    List.of(), Duration.ofSeconds(10)).durable();
-                            long t1 = System.nanoTime();
-                            if (!ok) {
-                                throw new IllegalStateException("a write was not confirmed within 10 s");
-                            }
-                            if (t0 >= warmUntil[0] && n < mine.length) {
-                                mine[n++] = t1 - t0;
-                            }
-                            LockSupport.parkNanos(random.nextLong(2_000_000));
+            Producers.Latencies latencies = new Producers.Latencies(producers);
+            long queued;
+            try {
+                Producers.run("syncAllDurable", producers, "spool-latency-producer-", (index, startedAt) -> {
+                    long warmUntil = startedAt + 1_000_000_000L;
+                    long end = warmUntil + time.toNanos();
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
+                    while (true) {
+                        long t0 = System.nanoTime();
+                        if (t0 >= end) {
+                            break;
                         }
-                    } catch (Throwable e) {
-                        synchronized (failures) {
-                            failures.add(e);
+                        boolean ok = manager.syncAllDurable(Contender.USER, Contender.ASSISTANT, Contender.SESSION,
+                                List.of(), Duration.ofSeconds(10)).durable();
+                        long t1 = System.nanoTime();
+                        if (!ok) {
+                            throw new IllegalStateException("a write was not confirmed within 10 s");
                         }
+                        if (t0 >= warmUntil) {
+                            latencies.add(index, t1 - t0);
+                        }
+                        LockSupport.parkNanos(random.nextLong(2_000_000));
                     }
-                    samples[index] = mine;
-                    counts[index] = n;
-                }, "spool-latency-producer-" + p);
-                t.setDaemon(true);
-                threads.add(t);
-                t.start();
+                });
+            } finally {
+                queued = manager.pendingWrites();
+                manager.stop(Duration.ZERO);
             }
-            warmUntil[0] = System.nanoTime() + 1_000_000_000L;
-            start.await();
-            for (Thread t : threads) {
-                t.join();
-            }
-            long queued = manager.pendingWrites();
-            manager.stop(Duration.ZERO);
-            if (!failures.isEmpty()) {
-                IllegalStateException e = new IllegalStateException("a producer failed");
-                failures.forEach(e::addSuppressed);
-                throw e;
-            }
-            int total = Arrays.stream(counts).sum();
-            long[] all = new long[total];
-            int at = 0;
-            for (int p = 0; p < producers; p++) {
-                System.arraycopy(samples[p], 0, all, at, counts[p]);
-                at += counts[p];
-            }
-            return percentiles("syncAllDurable, confirmed on disk", producers, all, total, queued);
+            long[] all = latencies.all();
+            return percentiles("syncAllDurable, confirmed on disk", producers, all, all.length, queued);
         } finally {
             Files2.deleteTree(dir);
         }

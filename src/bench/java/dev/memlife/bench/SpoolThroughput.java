@@ -14,10 +14,8 @@ import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -214,38 +212,9 @@ final class SpoolThroughput {
 
     /** Runs the producers from one barrier until {@code time} has passed; the writes they confirmed. */
     private static Result race(String contender, int threads, Duration time, Producer producer) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(threads + 1);
         AtomicLong confirmed = new AtomicLong();
-        List<Throwable> failures = new ArrayList<>();
-        List<Thread> running = new ArrayList<>();
-        long[] startedAt = new long[1];
-        for (int t = 0; t < threads; t++) {
-            int index = t;
-            Thread th = new Thread(() -> {
-                try {
-                    start.await();
-                    confirmed.addAndGet(producer.run(index, startedAt[0] + time.toNanos()));
-                } catch (Throwable e) {
-                    synchronized (failures) {
-                        failures.add(e);
-                    }
-                }
-            }, "spool-producer-" + t);
-            th.setDaemon(true);
-            running.add(th);
-            th.start();
-        }
-        startedAt[0] = System.nanoTime(); // before the barrier trips: the producers read it after
-        start.await();
-        for (Thread th : running) {
-            th.join();
-        }
-        long nanos = System.nanoTime() - startedAt[0];
-        if (!failures.isEmpty()) {
-            IllegalStateException e = new IllegalStateException(contender + ": a producer failed");
-            failures.forEach(e::addSuppressed);
-            throw e;
-        }
+        long nanos = Producers.run(contender, threads, "spool-producer-",
+                (index, startedAt) -> confirmed.addAndGet(producer.run(index, startedAt + time.toNanos())));
         return new Result(contender, confirmed.get(), nanos, 0);
     }
 }

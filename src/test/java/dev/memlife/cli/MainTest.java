@@ -1,5 +1,6 @@
 package dev.memlife.cli;
 
+import static dev.memlife.cli.CliRun.NO_STACK_TRACE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -9,11 +10,8 @@ import dev.memlife.spool.Spool;
 import dev.memlife.spool.SpoolInspection;
 import dev.memlife.store.JdbcMemoryProvider;
 import dev.memlife.testing.GatedProvider;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -21,7 +19,6 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -54,7 +51,6 @@ class MainTest {
     private static final String SEGMENT = "00000000000000000001.seg";
     private static final int WRITES = 20;
     private static final int DELIVERED = 5;
-    private static final Pattern NO_STACK_TRACE = Pattern.compile("\\n\\s+at [\\w.$]+\\(");
 
     @TempDir
     Path tmp;
@@ -183,11 +179,8 @@ class MainTest {
     }
 
     private static Result run(Function<String, String> env, String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), env, Clock.systemUTC());
-        return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        CliRun run = CliRun.run(env, args);
+        return new Result(run.exit(), run.out(), run.err());
     }
 
     /** The values of every line {@code "  label: value"} in {@code text}, in order. */
@@ -537,13 +530,7 @@ class MainTest {
                 "invalid --password-env 'NO_SUCH_VARIABLE'"},
         };
         for (Object[] c : cases) {
-            String[] args = (String[]) c[0];
-            Result r = run(args);
-            assertThat(r.exit()).as("%s: %s", List.of(args), r.err()).isEqualTo(Main.EXIT_USAGE);
-            assertThat(r.out()).as("%s", List.of(args)).isEmpty();
-            assertThat(r.err()).as("%s", List.of(args)).startsWith("memlife: ").contains((String) c[1])
-                    .contains("Usage: memlife spool").contains("--help' for more")
-                    .doesNotContainPattern(NO_STACK_TRACE);
+            CliRun.run((String[]) c[0]).assertUsageError((String) c[1], "Usage: memlife spool", "--help' for more");
         }
     }
 

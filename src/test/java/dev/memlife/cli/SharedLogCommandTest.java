@@ -1,5 +1,6 @@
 package dev.memlife.cli;
 
+import static dev.memlife.cli.CliRun.NO_STACK_TRACE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -7,18 +8,12 @@ import dev.memlife.MemoryManager;
 import dev.memlife.Turn;
 import dev.memlife.spool.AgentLog;
 import dev.memlife.spool.SharedLog;
+import dev.memlife.store.CuttableDataSource;
 import dev.memlife.store.PostgresAvailability;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.RecordingProvider;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
-import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -26,13 +21,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
-import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,7 +40,6 @@ class SharedLogCommandTest {
 
     private static final Duration LEASE = Duration.ofSeconds(1);
     private static final Duration WAIT = Duration.ofSeconds(20);
-    private static final Pattern NO_STACK_TRACE = Pattern.compile("\\n\\s+at [\\w.$]+\\(");
     private static final String PASSWORD_VARIABLE = "MEMLIFE_TEST_PG_PASSWORD";
 
     private final String prefix = "cli_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
@@ -69,18 +60,13 @@ class SharedLogCommandTest {
         for (SharedLog log : logs) {
             log.close();
         }
-        if (PostgresAvailability.unavailable() != null) {
-            return;
-        }
-        try (Connection c = PostgresAvailability.connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + prefix + "shared_log, " + prefix + "shared_log_leases");
-        }
+        PostgresAvailability.dropTables(prefix, "shared_log", "shared_log_leases");
     }
 
     // ---- the replicas ------------------------------------------------------------------------------
 
     /** A replica reaching the database through {@code db}, which the test may cut. */
-    private SharedLog replica(String name, CuttableDatabase db) {
+    private SharedLog replica(String name, CuttableDataSource db) {
         SharedLog log = SharedLog.postgres(db).tablePrefix(prefix).replica(name).lease(LEASE)
                 .sweepInterval(Duration.ofMillis(200)).claimTimeout(Duration.ofSeconds(10))
                 .closeTimeout(Duration.ofSeconds(1)).open();
@@ -159,11 +145,8 @@ class SharedLogCommandTest {
     }
 
     private static Result run(Function<String, String> env, String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), env, Clock.systemUTC());
-        return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        CliRun run = CliRun.run(env, args);
+        return new Result(run.exit(), run.out(), run.err());
     }
 
     private static Result run(String... args) {
@@ -196,7 +179,7 @@ class SharedLogCommandTest {
     @Test
     void listsEveryAgentsOwnerEpochLeaseAndBacklogAndExitsWithOneWhileWritesWaitForAHolder() throws Exception {
         requirePostgres();
-        CuttableDatabase dbA = new CuttableDatabase();
+        CuttableDataSource dbA = new CuttableDataSource();
         SharedLog a = replica("replica-a", dbA);
         SharedLog b = replicaByUrl("replica-b");
 
@@ -330,13 +313,7 @@ class SharedLogCommandTest {
             {new String[] {"shared-log", "--jdbc", url, "--jdbc", url}, "option --jdbc given twice"},
         };
         for (Object[] c : cases) {
-            String[] args = (String[]) c[0];
-            Result r = run(args);
-            assertThat(r.exit()).as("%s: %s", List.of(args), r.err()).isEqualTo(Main.EXIT_USAGE);
-            assertThat(r.out()).as("%s", List.of(args)).isEmpty();
-            assertThat(r.err()).as("%s", List.of(args)).startsWith("memlife: ").contains((String) c[1])
-                    .contains("Usage: memlife shared-log --jdbc URL").contains("'memlife shared-log --help' for more")
-                    .doesNotContainPattern(NO_STACK_TRACE);
+            CliRun.run((String[]) c[0]).assertUsageError((String) c[1], "Usage: memlife shared-log --jdbc URL", "'memlife shared-log --help' for more");
         }
         Result unknown = run("frobnicate");
         assertThat(unknown.err()).contains("'spool inspect', 'spool replay' and 'shared-log'");
@@ -353,73 +330,5 @@ class SharedLogCommandTest {
         assertThat(help.err()).isEmpty();
         assertThat(help.out()).startsWith(SharedLogCommand.USAGE).contains("OWNER", "EPOCH", "EXPIRES AT", "BACKLOG",
                 "KEPT ROWS", "--table-prefix X", "--password-env VAR", "Exit codes: 0");
-    }
-
-    /**
-     * The test's PostgreSQL, with a switch: {@link #cut()} closes every connection handed out and
-     * refuses new ones, as a lost network would, so the replica on it stops renewing its leases.
-     */
-    private static final class CuttableDatabase implements DataSource {
-
-        private final List<Connection> open = new CopyOnWriteArrayList<>();
-        private volatile boolean cut;
-
-        void cut() {
-            cut = true;
-            for (Connection c : open) {
-                try {
-                    c.close();
-                } catch (SQLException ignored) {
-                    // it is being cut
-                }
-            }
-            open.clear();
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            if (cut) {
-                throw new SQLException("test: the connection to the database is cut");
-            }
-            Connection c = PostgresAvailability.connect();
-            open.add(c);
-            return c;
-        }
-
-        @Override
-        public Connection getConnection(String username, String password) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {}
-
-        @Override
-        public void setLoginTimeout(int seconds) {}
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> type) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> type) {
-            return false;
-        }
     }
 }

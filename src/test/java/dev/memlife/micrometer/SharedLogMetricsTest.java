@@ -8,6 +8,7 @@ import dev.memlife.MemoryManager;
 import dev.memlife.spool.LeaseLostException;
 import dev.memlife.spool.SharedLog;
 import dev.memlife.spool.SharedLogFigures;
+import dev.memlife.store.CuttableDataSource;
 import dev.memlife.store.PostgresAvailability;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.RecordingProvider;
@@ -15,17 +16,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -53,12 +48,7 @@ class SharedLogMetricsTest {
         for (AutoCloseable c : opened) {
             c.close();
         }
-        if (PostgresAvailability.unavailable() != null) {
-            return;
-        }
-        try (Connection c = PostgresAvailability.connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + prefix + "shared_log, " + prefix + "shared_log_leases");
-        }
+        PostgresAvailability.dropTables(prefix, "shared_log", "shared_log_leases");
     }
 
     private static double counter(MeterRegistry registry, String name) {
@@ -147,11 +137,11 @@ class SharedLogMetricsTest {
     @Test
     void theMetersFollowTheLiveFiguresOfTwoReplicasThroughATakeover() throws Exception {
         requirePostgres();
-        Cuttable dbA = new Cuttable();
-        SharedLog a = replica("A", dbA.dataSource(), null);
+        CuttableDataSource dbA = new CuttableDataSource();
+        SharedLog a = replica("A", dbA, null);
         RecordingProvider atB = new RecordingProvider("store-at-B");
         SharedLog[] b = new SharedLog[1];
-        b[0] = replica("B", new Cuttable().dataSource(), agent -> {
+        b[0] = replica("B", new CuttableDataSource(), agent -> {
             MemoryManager m = MemoryManager.builder().name("B/" + agent).spool(b[0].agent(agent)).build();
             m.addProvider(atB);
             m.replaySpool();
@@ -211,41 +201,5 @@ class SharedLogMetricsTest {
 
     private static void requirePostgres() {
         PostgresAvailability.require();
-    }
-
-    /**
-     * The test's PostgreSQL, with a switch between it and a replica: {@link #cut()} closes every
-     * connection handed out and refuses new ones, as a lost network would, until {@link #restore()}.
-     */
-    private static final class Cuttable {
-        private final List<Connection> handedOut = new CopyOnWriteArrayList<>();
-        private final AtomicBoolean cut = new AtomicBoolean();
-
-        void cut() throws SQLException {
-            cut.set(true);
-            for (Connection c : handedOut) {
-                c.close();
-            }
-            handedOut.clear();
-        }
-
-        void restore() {
-            cut.set(false);
-        }
-
-        DataSource dataSource() {
-            return (DataSource) Proxy.newProxyInstance(SharedLogMetricsTest.class.getClassLoader(),
-                    new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                        if (!method.getName().equals("getConnection")) {
-                            throw new UnsupportedOperationException(method.getName());
-                        }
-                        if (cut.get()) {
-                            throw new SQLException("test: the connection to the database is cut");
-                        }
-                        Connection c = PostgresAvailability.connect();
-                        handedOut.add(c);
-                        return c;
-                    });
-        }
     }
 }

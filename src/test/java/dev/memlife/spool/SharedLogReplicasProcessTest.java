@@ -10,7 +10,6 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -76,13 +75,8 @@ class SharedLogReplicasProcessTest {
         if (proxy != null) {
             proxy.close();
         }
-        if (PostgresAvailability.unavailable() != null) {
-            return;
-        }
-        try (Connection c = PostgresAvailability.connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + prefix + "shared_log, " + prefix + "shared_log_leases, " + prefix
-                    + "turns, " + prefix + "session_ends, " + prefix + "schema_version");
-        }
+        PostgresAvailability.dropTables(prefix, "shared_log", "shared_log_leases", "turns", "session_ends",
+                "schema_version");
     }
 
     @ParameterizedTest

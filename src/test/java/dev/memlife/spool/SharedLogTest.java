@@ -7,11 +7,11 @@ import static org.awaitility.Awaitility.await;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.Turn;
+import dev.memlife.store.CuttableDataSource;
 import dev.memlife.store.PostgresAvailability;
 import dev.memlife.testing.GatedProvider;
 import dev.memlife.testing.RecordingProvider;
 import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,12 +52,7 @@ class SharedLogTest {
         for (AutoCloseable c : opened) {
             c.close();
         }
-        if (PostgresAvailability.unavailable() != null) {
-            return;
-        }
-        try (Connection c = PostgresAvailability.connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + prefix + "shared_log, " + prefix + "shared_log_leases");
-        }
+        PostgresAvailability.dropTables(prefix, "shared_log", "shared_log_leases");
     }
 
     private SharedLog replica(String name, CuttableDataSource db, Consumer<String> adopter) {

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -66,13 +65,7 @@ class SpoolReplicasPostgresProcessTest {
 
     @AfterEach
     void dropTables() throws Exception {
-        if (PostgresAvailability.unavailable() != null) {
-            return;
-        }
-        try (Connection c = PostgresAvailability.connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + tablePrefix + "turns, " + tablePrefix + "session_ends, "
-                    + tablePrefix + "schema_version");
-        }
+        PostgresAvailability.dropTables(tablePrefix, "turns", "session_ends", "schema_version");
     }
 
     @Test

@@ -15,12 +15,12 @@ import dev.memlife.gateway.AgentLease;
 import dev.memlife.spool.SharedLog;
 import dev.memlife.spool.SpoolDirectory;
 import dev.memlife.store.JdbcMemoryProvider;
+import dev.memlife.store.CuttableDataSource;
 import dev.memlife.store.PostgresAvailability;
 import dev.memlife.store.StoredTurn;
 import dev.memlife.testing.GatedProvider;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -32,8 +32,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -71,13 +69,8 @@ class SharedLogStarterTest {
         for (AutoCloseable c : opened) {
             c.close();
         }
-        if (PostgresAvailability.unavailable() != null) {
-            return;
-        }
-        try (Connection c = PostgresAvailability.connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + prefix + "shared_log, " + prefix + "shared_log_leases, " + prefix
-                    + "turns, " + prefix + "session_ends, " + prefix + "schema_version");
-        }
+        PostgresAvailability.dropTables(prefix, "shared_log", "shared_log_leases", "turns", "session_ends",
+                "schema_version");
     }
 
     /** A real pool, as a Boot application has: Spring closes it with the context, after the shared log. */
@@ -182,8 +175,8 @@ class SharedLogStarterTest {
     void aDeadReplicasBacklogIsAdoptedThroughTheGatewayIntoTheStore() throws Exception {
         requirePostgres();
         // The dead replica: its writes committed in the log, its delivery held, then cut off the database.
-        Cuttable db = new Cuttable();
-        SharedLog dead = SharedLog.postgres(db.dataSource()).tablePrefix(prefix).replica("dead")
+        CuttableDataSource db = new CuttableDataSource();
+        SharedLog dead = SharedLog.postgres(db).tablePrefix(prefix).replica("dead")
                 .lease(Duration.ofSeconds(1)).sweepInterval(Duration.ofMillis(200)).closeTimeout(Duration.ofSeconds(2))
                 .open();
         opened.add(dead);
@@ -253,41 +246,5 @@ class SharedLogStarterTest {
         @SuppressWarnings("unchecked") Map<String, Object> details =
                 (Map<String, Object>) health.getClass().getMethod("getDetails").invoke(health);
         return details;
-    }
-
-    /**
-     * The test's PostgreSQL, with a switch between it and a replica: {@link #cut()} closes every
-     * connection handed out and refuses new ones, as a lost network would, until {@link #restore()}.
-     */
-    private static final class Cuttable {
-        private final List<Connection> handedOut = new CopyOnWriteArrayList<>();
-        private final AtomicBoolean cut = new AtomicBoolean();
-
-        void cut() throws SQLException {
-            cut.set(true);
-            for (Connection c : handedOut) {
-                c.close();
-            }
-            handedOut.clear();
-        }
-
-        void restore() {
-            cut.set(false);
-        }
-
-        DataSource dataSource() {
-            return (DataSource) Proxy.newProxyInstance(SharedLogStarterTest.class.getClassLoader(),
-                    new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                        if (!method.getName().equals("getConnection")) {
-                            throw new UnsupportedOperationException(method.getName());
-                        }
-                        if (cut.get()) {
-                            throw new SQLException("test: the connection to the database is cut");
-                        }
-                        Connection c = PostgresAvailability.connect();
-                        handedOut.add(c);
-                        return c;
-                    });
-        }
     }
 }

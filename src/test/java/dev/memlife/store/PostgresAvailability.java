@@ -3,6 +3,7 @@ package dev.memlife.store;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 
 /**
  * Whether the PostgreSQL tests can run here, found once per test JVM: they need {@code
@@ -67,6 +68,21 @@ public final class PostgresAvailability {
 
     public static Connection connect() throws SQLException {
         return DriverManager.getConnection(URL, USER, PASSWORD);
+    }
+
+    /**
+     * Drops the tables {@code prefix + name}, each name, that a test made; nothing where PostgreSQL
+     * is not here (the test was skipped).
+     */
+    public static void dropTables(String prefix, String... names) throws SQLException {
+        if (UNAVAILABLE != null) {
+            return;
+        }
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            for (String name : names) {
+                s.execute("DROP TABLE IF EXISTS " + prefix + name);
+            }
+        }
     }
 
     private static String probe() {
