@@ -37,6 +37,11 @@ import org.slf4j.Logger;
  *
  * <p>Thread-safe.
  *
+ * <p>One idea past 500 lines: the queue, its writer thread and its accounting share one lock and
+ * one map of the ids not yet in the sink. Handing over, flushing, stopping and writing a batch each
+ * move an id through the same states (queued, being written, failed and kept, written), so they
+ * read together. The spool is {@link StateJournal}'s, the API {@link WriteBehindEngine}'s.
+ *
  * @param <K> the ids
  * @param <M> the messages; the state of one id is a list of them, {@code null} for a delete
  */

@@ -28,6 +28,11 @@ import java.util.zip.CRC32C;
  *
  * <p>Closed by the manager's shutdown: what was appended is committed, the delivery mark written,
  * and the lease released, so any replica can claim the agent at once. Thread-safe.
+ *
+ * <p>One idea past 500 lines: one agent's pending writes and its lease, read and changed under
+ * one lock by the manager's threads (append, wait for durability, deliver) and by the replica's
+ * worker (commit, renew, fence); the write-ahead-log protocol the manager calls is an inner class
+ * over that same state.
  */
 public final class AgentLog implements DurableLog {
 

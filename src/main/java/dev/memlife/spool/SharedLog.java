@@ -69,6 +69,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. Close it after the managers on it (the gateway) have stopped: what is still
  * pending is committed and every lease released.
+ *
+ * <p>One idea past 500 lines: one replica's hold on the log. Claiming an agent (the lease, the
+ * epoch, the kept rows, the replay), releasing it, the figures and the inspection all read the
+ * replica's one connection, lease clock and counters, and its builder (a third of the file) sets
+ * them. The group commit is {@link SharedLogWorker}'s, the SQL {@link SharedLogSql}'s, and one
+ * agent's pending writes {@link AgentLog}'s.
  */
 public final class SharedLog implements AutoCloseable {
 
