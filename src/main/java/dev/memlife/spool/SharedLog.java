@@ -518,9 +518,16 @@ public final class SharedLog implements AutoCloseable {
         worker.stop(closeTimeoutNanos);
     }
 
+    /**
+     * {@return the log's tables, this replica's name and its settings, such as {@code
+     * SharedLog'memlife_shared_log' (replica r1; lease 5000 ms, sweep 1000 ms, claim 7000 ms, close
+     * 10000 ms, at most 67108864 bytes pending per agent)}}
+     */
     @Override
     public String toString() {
-        return "SharedLog" + description;
+        return "SharedLog'" + sql.log + "' (replica " + replica + "; lease " + leaseNanos / 1_000_000 + " ms, sweep "
+                + sweepNanos / 1_000_000 + " ms, claim " + claimTimeoutNanos / 1_000_000 + " ms, close "
+                + closeTimeoutNanos / 1_000_000 + " ms, at most " + maxPendingBytes + " bytes pending per agent)";
     }
 
     // ---- for the agent logs and the worker ----

@@ -305,9 +305,14 @@ public class MemlifeAutoConfiguration {
                 beans.registerDependentBean(name, "memlifeSharedLog");
             }
             SharedLog.Builder builder = SharedLog.postgres(dataSource).tablePrefix(settings.sharedTablePrefix())
-                    .lease(settings.lease()).sweepInterval(settings.sweepInterval()).adopt(adopter);
+                    .lease(settings.lease()).sweepInterval(settings.sweepInterval())
+                    .closeTimeout(settings.sharedCloseTimeout())
+                    .maxPendingBytes(settings.sharedMaxPendingBytes().toBytes()).adopt(adopter);
             if (settings.replica() != null) {
                 builder.replica(settings.replica());
+            }
+            if (settings.claimTimeout() != null) {
+                builder.claimTimeout(settings.claimTimeout());
             }
             return builder.open();
         }

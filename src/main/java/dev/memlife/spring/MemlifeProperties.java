@@ -89,11 +89,18 @@ public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultV
      *     and delivers them (through the gateway)
      * @param replica this replica's name in the shared log's leases; unset, the host name, the
      *     process id and a random suffix
+     * @param claimTimeout how long taking an agent waits for another live replica's lease on it;
+     *     unset, the lease plus two sweep intervals
+     * @param sharedCloseTimeout how long letting an agent go, and closing the shared log, wait for
+     *     the database
+     * @param sharedMaxPendingBytes the most one agent may have appended to the shared log and not
+     *     yet committed; a write beyond it is refused (the database is slow or out of reach)
      */
     public record Spool(String dir, @DefaultValue("1GB") DataSize maxBytes, @DefaultValue("64MB") DataSize segmentBytes,
             @DefaultValue("1m") Duration recoveryTimeout, Shared shared,
             @DefaultValue("memlife_") String sharedTablePrefix, @DefaultValue("5s") Duration lease,
-            @DefaultValue("1s") Duration sweepInterval, String replica) {
+            @DefaultValue("1s") Duration sweepInterval, String replica, Duration claimTimeout,
+            @DefaultValue("10s") Duration sharedCloseTimeout, @DefaultValue("64MB") DataSize sharedMaxPendingBytes) {
 
         /**
          * Refuses a local spool directory and a shared log together: an agent has one spool.
@@ -107,6 +114,10 @@ public record MemlifeProperties(@DefaultValue("true") boolean enabled, @DefaultV
          * @param lease the shared log's lease
          * @param sweepInterval the shared log's sweep interval
          * @param replica this replica's name in the shared log, or null for the default
+         * @param claimTimeout how long taking an agent waits for another replica's lease, or null
+         *     for the default
+         * @param sharedCloseTimeout how long letting an agent go waits for the database
+         * @param sharedMaxPendingBytes the most one agent may have appended and not committed
          * @throws IllegalArgumentException if both memlife.spool.dir and memlife.spool.shared are set
          */
         public Spool {

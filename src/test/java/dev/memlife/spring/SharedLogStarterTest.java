@@ -1,6 +1,7 @@
 package dev.memlife.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 import static org.awaitility.Awaitility.await;
 
@@ -32,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -215,6 +217,28 @@ class SharedLogStarterTest {
             db.restore(); // its next renewal finds the lease taken
             atDead.stop(Duration.ofSeconds(2));
         }
+    }
+
+    @Test
+    void theSharedLogsTimeoutsAndItsBoundOnUncommittedBytesComeFromTheProperties() throws Exception {
+        requirePostgres();
+        sharedLog("r3").withPropertyValues("memlife.spool.claim-timeout=250ms", "memlife.spool.shared-close-timeout=3s",
+                "memlife.spool.shared-max-pending-bytes=2KB").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(SharedLog.class).toString())
+                            .contains("claim 250 ms", "close 3000 ms", "at most 2048 bytes pending per agent");
+                    try (AgentLease lease = context.getBean(AgentGateway.class).acquire("s7")) {
+                        assertThat(lease.agent().recordTurn("small", "a", "s7")).isTrue();
+                        assertThatThrownBy(() -> lease.agent().recordTurn("x".repeat(4_000), "a", "s7"))
+                                .as("a write beyond the bound").isInstanceOf(RejectedExecutionException.class)
+                                .hasMessageContaining("at most 2048");
+                        assertThat(lease.agent().memory().awaitDurable(WAIT)).isTrue();
+                        assertThat(lease.agent().memory().figures().rejected()).isEqualTo(1);
+                    }
+                });
+        // Unset: the lease (1 s here) plus two sweeps (200 ms), 10 s, 64 MiB.
+        sharedLog("r4").run(context -> assertThat(context.getBean(SharedLog.class).toString())
+                .contains("claim 1400 ms", "close 10000 ms", "at most 67108864 bytes pending per agent"));
     }
 
     @Test

@@ -170,7 +170,9 @@ class StarterPerNeedTest {
                 "memlife.spool.segment-bytes", "memlife.spool.recovery-timeout", "memlife.vector-store.write-behind",
                 "memlife.vector-store.batch-size", "memlife.vector-store.close-timeout", "memlife.vector-store.spool-dir",
                 "memlife.vector-store.durable", "memlife.spool.shared", "memlife.spool.shared-table-prefix",
-                "memlife.spool.lease", "memlife.spool.sweep-interval", "memlife.spool.replica")) {
+                "memlife.spool.lease", "memlife.spool.sweep-interval", "memlife.spool.replica",
+                "memlife.spool.claim-timeout", "memlife.spool.shared-close-timeout",
+                "memlife.spool.shared-max-pending-bytes")) {
             assertThat(metadata).as(property).containsPattern(
                     "\"name\": \"" + java.util.regex.Pattern.quote(property) + "\",\\s*\"type\": \"[^\"]+\",\\s*\"description\": \"\\w");
         }
