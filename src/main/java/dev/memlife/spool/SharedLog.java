@@ -4,8 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import dev.memlife.Turn;
 import dev.memlife.internal.Checks;
-import dev.memlife.store.JdbcBuilder;
 import dev.memlife.internal.WriteAheadLog;
+import dev.memlife.store.JdbcBuilder;
 import java.io.ByteArrayOutputStream;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -5,13 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore;
 import dev.memlife.DrainReport;
 import dev.memlife.MemoryManager;
 import dev.memlife.gateway.AgentGateway;
 import dev.memlife.gateway.AgentLease;
+import dev.memlife.langchain4j.WriteBehindChatMemoryStore;
 import dev.memlife.session.SessionCommitTracker;
 import dev.memlife.spool.SpoolDirectory;
-import dev.memlife.langchain4j.WriteBehindChatMemoryStore;
 import dev.memlife.store.JdbcMemoryProvider;
 import dev.memlife.testing.GatedProvider;
 import java.nio.file.Files;
@@ -27,7 +28,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
-import dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**

@@ -1,9 +1,9 @@
 package dev.memlife.springai;
 
+import dev.memlife.faults.HeldBackend;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import dev.memlife.faults.HeldBackend;
 import org.springframework.ai.chat.memory.ChatMemoryRepository;
 import org.springframework.ai.chat.memory.InMemoryChatMemoryRepository;
 import org.springframework.ai.chat.messages.Message;
