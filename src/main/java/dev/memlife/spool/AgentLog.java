@@ -362,7 +362,7 @@ public final class AgentLog implements DurableLog {
         @Override
         public boolean awaitDurable(long position, long timeoutNanos) {
             long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
-            return waitUnderLock(() -> {
+            return withLock(() -> {
                 if (awaitUnderLock(() -> committedSeq >= position || lostReason != null, deadline)
                         && committedSeq < position) {
                     throw lostException("writes up to position " + position + " were not committed");
@@ -376,7 +376,7 @@ public final class AgentLog implements DurableLog {
             if (lostReason == null && System.nanoTime() - validUntilNanos < 0) {
                 return true;
             }
-            return waitUnderLock(() -> {
+            return withLock(() -> {
                 while (true) {
                     if (lostReason != null || released || closing) {
                         return false;
@@ -457,7 +457,7 @@ public final class AgentLog implements DurableLog {
     /** Waits until the release was committed, the lease lost, or {@code timeoutNanos} passed. */
     boolean awaitReleased(long timeoutNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
-        return waitUnderLock(() -> awaitUnderLock(() -> released || lostReason != null, deadline));
+        return withLock(() -> awaitUnderLock(() -> released || lostReason != null, deadline));
     }
 
     /** A wait that holds the order lock and may be interrupted; it answers whether what it waited for holds. */
@@ -467,7 +467,7 @@ public final class AgentLog implements DurableLog {
     }
 
     /** Runs {@code wait} holding the order lock; an interrupt answers false and keeps the thread's flag. */
-    private boolean waitUnderLock(LockedWait wait) {
+    private boolean withLock(LockedWait wait) {
         order.lock();
         try {
             return wait.await();
