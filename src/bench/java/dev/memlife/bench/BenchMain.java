@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -100,6 +101,36 @@ public final class BenchMain {
     /** One part of the suite, measured by {@link #part}. */
     private interface Part {
         void measure() throws Exception;
+    }
+
+    /** One contender's run in one round. */
+    @FunctionalInterface
+    private interface Round<R> {
+        R run(String contender) throws Exception;
+    }
+
+    /**
+     * Runs every contender once a round, {@code rounds} times, each round starting one contender
+     * further on, so no contender always runs first on a cooler machine; prints a line a round with
+     * {@code describe} of each result.
+     *
+     * @return each contender's results, in round order
+     */
+    private static <R> Map<String, List<R>> roundRobin(List<String> contenders, int rounds, Round<R> round,
+            Function<R, String> describe) throws Exception {
+        Map<String, List<R>> byContender = new LinkedHashMap<>();
+        contenders.forEach(c -> byContender.put(c, new ArrayList<>()));
+        for (int r = 0; r < rounds; r++) {
+            StringBuilder line = new StringBuilder("  round " + (r + 1) + ":");
+            for (int i = 0; i < contenders.size(); i++) {
+                String c = contenders.get((i + r) % contenders.size());
+                R result = round.run(c);
+                byContender.get(c).add(result);
+                line.append(" ").append(c).append(" ").append(describe.apply(result)).append(";");
+            }
+            System.out.println(line);
+        }
+        return byContender;
     }
 
     private void run() throws Exception {
@@ -506,18 +537,8 @@ public final class BenchMain {
         for (String c : contenders) {
             spoolContender(c, Duration.ofMillis(500)); // warm-up, not counted
         }
-        Map<String, List<SpoolThroughput.Result>> byContender = new LinkedHashMap<>();
-        contenders.forEach(c -> byContender.put(c, new ArrayList<>()));
-        for (int r = 0; r < rounds; r++) {
-            StringBuilder line = new StringBuilder("  round " + (r + 1) + ":");
-            for (int i = 0; i < contenders.size(); i++) {
-                String c = contenders.get((i + r) % contenders.size());
-                SpoolThroughput.Result res = spoolContender(c, time);
-                byContender.get(c).add(res);
-                line.append(String.format(" %s %,.0f/s;", c, res.writesPerSecond()));
-            }
-            System.out.println(line);
-        }
+        Map<String, List<SpoolThroughput.Result>> byContender = roundRobin(contenders, rounds,
+                c -> spoolContender(c, time), res -> String.format("%,.0f/s", res.writesPerSecond()));
         List<Map<String, Object>> figures = new ArrayList<>();
         Map<String, Double> pooled = new LinkedHashMap<>();
         for (Map.Entry<String, List<SpoolThroughput.Result>> e : byContender.entrySet()) {
@@ -1047,19 +1068,9 @@ public final class BenchMain {
         for (String c : contenders) {
             sharedLogContender(c, Duration.ofMillis(500), record); // warm-up, not counted
         }
-        Map<String, List<SharedLogBench.Result>> byContender = new LinkedHashMap<>();
-        contenders.forEach(c -> byContender.put(c, new ArrayList<>()));
-        for (int r = 0; r < rounds; r++) {
-            StringBuilder line = new StringBuilder("  round " + (r + 1) + ":");
-            for (int i = 0; i < contenders.size(); i++) {
-                String c = contenders.get((i + r) % contenders.size());
-                SharedLogBench.Result res = sharedLogContender(c, time, record);
-                byContender.get(c).add(res);
-                line.append(String.format(" %s %,.0f/s (%,.0f transactions/s);", c, res.writesPerSecond(),
-                        res.transactionsPerSecond()));
-            }
-            System.out.println(line);
-        }
+        Map<String, List<SharedLogBench.Result>> byContender = roundRobin(contenders, rounds,
+                c -> sharedLogContender(c, time, record), res -> String.format("%,.0f/s (%,.0f transactions/s)",
+                        res.writesPerSecond(), res.transactionsPerSecond()));
         List<Map<String, Object>> figures = new ArrayList<>();
         Map<String, Double> pooled = new LinkedHashMap<>();
         for (Map.Entry<String, List<SharedLogBench.Result>> e : byContender.entrySet()) {
