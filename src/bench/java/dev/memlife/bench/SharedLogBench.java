@@ -2,10 +2,9 @@ package dev.memlife.bench;
 
 import dev.memlife.Durability;
 import dev.memlife.MemoryManager;
-import dev.memlife.MemoryProvider;
-import dev.memlife.Turn;
 import dev.memlife.spool.SharedLog;
 import dev.memlife.spool.SharedLogFigures;
+import dev.memlife.testing.GatedProvider;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -19,8 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -234,29 +231,25 @@ final class SharedLogBench {
      * The bytes the shared log stores for one of the benchmark's writes (its sealed record): what
      * each baseline row carries. Made by a shared log on fresh tables, read back from its table.
      */
-    static byte[] recordOfOneWrite() throws Exception {
+    static synchronized byte[] recordOfOneWrite() throws Exception {
+        if (recordOfOneWrite == null) {
+            recordOfOneWrite = readRecordOfOneWrite();
+        }
+        return recordOfOneWrite.clone();
+    }
+
+    /** Read once per run by {@link #recordOfOneWrite}: both parts of the area use it. */
+    private static byte[] recordOfOneWrite;
+
+    private static byte[] readRecordOfOneWrite() throws Exception {
         String prefix = prefix();
         SharedLog log = SharedLog.postgres(PostgresPool.URL).user(PostgresPool.USER).password(PostgresPool.PASSWORD)
                 .tablePrefix(prefix).replica("bench-record").open();
-        CountDownLatch read = new CountDownLatch(1);
         try {
             MemoryManager m = MemoryManager.builder().name("bench-record").spool(log.agent("agent-0")).build();
-            // holds the first delivery until the row is read: a delivered row is deleted by the next commit
-            m.addProvider(new MemoryProvider() {
-                @Override
-                public String name() {
-                    return "held";
-                }
-
-                @Override
-                public void syncTurn(Turn turn) {
-                    try {
-                        read.await(1, TimeUnit.MINUTES);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
+            // holds the deliveries until the row is read: a delivered row is deleted by the next commit
+            GatedProvider held = new GatedProvider("held");
+            m.addProvider(held);
             try {
                 for (int i = 0; i < 10; i++) {
                     m.syncAll(Contender.USER, Contender.ASSISTANT, SESSION);
@@ -274,7 +267,7 @@ final class SharedLogBench {
                     return Arrays.copyOf(records, (int) (records.length / rs.getLong(2)));
                 }
             } finally {
-                read.countDown();
+                held.open();
                 m.stop(Duration.ofSeconds(30));
             }
         } finally {
