@@ -5,7 +5,9 @@ import java.time.Duration;
 /**
  * A call tried again after a failure, a bounded number of times, with a doubling wait between
  * attempts on the calling thread: the retry policy of the batching write-behind decorators' backend
- * calls (an embedding model, a vector store).
+ * calls (an embedding model, a vector store) and of the JDBC store. Its {@link #waitAfter} is the one
+ * backoff rule: the shared log's loops, which try until a deadline of their own, wait by it too
+ * ({@link #backoff(Duration, Duration)}).
  *
  * @param attempts attempts in all, the first included; at least 1
  * @param backoff the wait after the first failed attempt, doubled after each next one
@@ -18,6 +20,18 @@ public record Attempts(int attempts, Duration backoff, Duration maxBackoff) {
         Checks.atLeast(attempts, 1, "attempts");
         Checks.nonNegative(backoff, "backoff");
         Checks.nonNegative(maxBackoff, "maxBackoff");
+    }
+
+    /**
+     * The waits of a loop that tries until a deadline of its own rather than a number of attempts:
+     * only {@link #waitAfter} is meant to be called.
+     *
+     * @param first the wait after the first failure
+     * @param max the longest wait
+     * @return the rule
+     */
+    public static Attempts backoff(Duration first, Duration max) {
+        return new Attempts(Integer.MAX_VALUE, first, max);
     }
 
     /**

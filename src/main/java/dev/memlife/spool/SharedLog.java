@@ -3,6 +3,7 @@ package dev.memlife.spool;
 import static java.util.Objects.requireNonNull;
 
 import dev.memlife.Turn;
+import dev.memlife.internal.Attempts;
 import dev.memlife.internal.Checks;
 import dev.memlife.internal.WriteAheadLog;
 import dev.memlife.store.JdbcBuilder;
@@ -79,6 +80,8 @@ import org.slf4j.LoggerFactory;
 public final class SharedLog implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SharedLog.class);
+    /** The first wait after a failed try on the database; the next ones double it. */
+    static final Duration FIRST_WAIT = Duration.ofMillis(50);
 
     /** Connects to the database. */
     @FunctionalInterface
@@ -91,6 +94,9 @@ public final class SharedLog implements AutoCloseable {
     final long leaseNanos;
     final long marginNanos;
     final long sweepNanos;
+    /** The waits between tries to claim an agent, and to read its writes for a replay: from 50 ms, doubling. */
+    private final Attempts claimWaits;
+    private final Attempts replayWaits;
     private final long claimTimeoutNanos;
     private final long closeTimeoutNanos;
     private final long maxPendingBytes;
@@ -119,6 +125,8 @@ public final class SharedLog implements AutoCloseable {
         this.leaseNanos = b.lease.toNanos();
         this.marginNanos = leaseNanos / 5;
         this.sweepNanos = b.sweepInterval.toNanos();
+        this.claimWaits = Attempts.backoff(FIRST_WAIT, min(Duration.ofMillis(400), b.sweepInterval));
+        this.replayWaits = Attempts.backoff(FIRST_WAIT, min(Duration.ofMillis(800), b.sweepInterval));
         this.claimTimeoutNanos = Checks.saturatedNanos(b.claimTimeout != null ? b.claimTimeout
                 : b.lease.plus(b.sweepInterval.multipliedBy(2)));
         this.closeTimeoutNanos = b.closeTimeout.toNanos();
@@ -174,7 +182,7 @@ public final class SharedLog implements AutoCloseable {
         long deadline = System.nanoTime() + (SharedLogWorker.isAdopterThread() ? 0 : claimTimeoutNanos);
         awaitOtherManager(agent, deadline);
         SQLException failure = null;
-        for (int attempt = 0; ; attempt++) {
+        for (int attempt = 1; ; attempt++) {
             try {
                 AgentLog log = claim(agent, deadline);
                 if (log != null) {
@@ -196,7 +204,7 @@ public final class SharedLog implements AutoCloseable {
                         + "' within " + Duration.ofNanos(claimTimeoutNanos).toMillis() + " ms"
                         + (failure != null ? ": " + failure.getMessage() : ""), failure);
             }
-            pause(Math.min(TimeUnit.MILLISECONDS.toNanos(50L << Math.min(attempt, 3)), sweepNanos));
+            pause(Checks.saturatedNanos(claimWaits.waitAfter(attempt)));
         }
     }
 
@@ -352,7 +360,7 @@ public final class SharedLog implements AutoCloseable {
         long[] handed = {0, mark}; // writes handed over, and the position of the last one
         long deadline = System.nanoTime() + claimTimeoutNanos;
         try {
-            for (int attempt = 0; ; attempt++) {
+            for (int attempt = 1; ; attempt++) {
                 try {
                     replayFrom(log, handed, into);
                     return handed[0];
@@ -365,7 +373,7 @@ public final class SharedLog implements AutoCloseable {
                                 + handed[0] + " replayed; the rest stays in the log for the next claim): "
                                 + e.getMessage(), e);
                     }
-                    pause(Math.min(TimeUnit.MILLISECONDS.toNanos(50L << Math.min(attempt, 4)), sweepNanos));
+                    pause(Checks.saturatedNanos(replayWaits.waitAfter(attempt)));
                 }
             }
         } finally {
@@ -568,6 +576,10 @@ public final class SharedLog implements AutoCloseable {
             }
             c.commit();
         }
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     static void pause(long nanos) {

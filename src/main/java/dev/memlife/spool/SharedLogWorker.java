@@ -1,11 +1,14 @@
 package dev.memlife.spool;
 
+import dev.memlife.internal.Attempts;
+import dev.memlife.internal.Checks;
 import dev.memlife.internal.ThrottledLog;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -33,7 +36,8 @@ import org.slf4j.LoggerFactory;
 final class SharedLogWorker implements Runnable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SharedLog.class);
-    private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** The waits between failed rounds: from 50 ms, doubling, at most 1 s. */
+    private static final Attempts ROUND_WAITS = Attempts.backoff(SharedLog.FIRST_WAIT, Duration.ofSeconds(1));
 
     private final SharedLog log;
     private final ThrottledLog warnings = new ThrottledLog(LOG);
@@ -44,8 +48,8 @@ final class SharedLogWorker implements Runnable {
 
     /** Marks the adopter's thread, whose claims do not wait for a lease another replica holds. */
     private static final ThreadLocal<Boolean> ADOPTER = ThreadLocal.withInitial(() -> false);
-    /** The most a sweep waits before it hands the same orphan to the adopter again. */
-    private static final long MAX_ADOPT_BACKOFF_NANOS = TimeUnit.MINUTES.toNanos(1);
+    /** The waits before a sweep hands an orphan to the adopter again: a sweep interval, doubling, at most 1 min. */
+    private final Attempts adoptWaits;
     /** Per orphan handed to the adopter: when it may be handed again, and how many times it was, for a backoff. */
     private final java.util.Map<String, long[]> adopted = new java.util.HashMap<>();
 
@@ -63,6 +67,7 @@ final class SharedLogWorker implements Runnable {
 
     SharedLogWorker(SharedLog log) {
         this.log = log;
+        this.adoptWaits = Attempts.backoff(Duration.ofNanos(log.sweepNanos), Duration.ofMinutes(1));
         this.thread = new Thread(this, "memlife-shared-log-" + log.replica);
         thread.setDaemon(true);
         this.adopterThread = new Thread(this::adopt, "memlife-shared-log-adopter-" + log.replica);
@@ -122,7 +127,7 @@ final class SharedLogWorker implements Runnable {
 
     @Override
     public void run() {
-        long backoff = 0;
+        int failedRounds = 0;
         while (!stopped) {
             signalled = false;
             long now = System.nanoTime();
@@ -153,7 +158,7 @@ final class SharedLogWorker implements Runnable {
                     nextSweep = now + log.sweepNanos;
                     sweep();
                 }
-                backoff = 0;
+                failedRounds = 0;
                 failing = false;
             } catch (SQLException | RuntimeException e) {
                 failing = true;
@@ -162,8 +167,7 @@ final class SharedLogWorker implements Runnable {
                 closeConnection();
                 warnings.warn("failure", "shared log " + log.describe() + ": a transaction failed ("
                         + e.getMessage() + "); trying again on a new connection", null);
-                backoff = backoff == 0 ? TimeUnit.MILLISECONDS.toNanos(50) : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
-                LockSupport.parkNanos(backoff);
+                LockSupport.parkNanos(Checks.saturatedNanos(ROUND_WAITS.waitAfter(++failedRounds)));
                 continue;
             }
             if (works.isEmpty() && !signalled && !stopping) {
@@ -369,7 +373,7 @@ final class SharedLogWorker implements Runnable {
                         + "shared log an adopter to deliver them at once)", null);
             } else if (adopting.add(agent)) {
                 long times = last == null ? 1 : last[1] + 1;
-                long backoff = Math.min(MAX_ADOPT_BACKOFF_NANOS, log.sweepNanos << Math.min(times - 1, 20));
+                long backoff = Checks.saturatedNanos(adoptWaits.waitAfter((int) Math.min(times, Integer.MAX_VALUE)));
                 adopted.put(agent, new long[] {now + backoff, times});
                 toAdopt.add(agent);
             }
