@@ -10,10 +10,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -44,14 +47,14 @@ final class SharedLogWorker implements Runnable {
     private final Thread thread;
     private final Thread adopterThread;
     private final Set<String> adopting = ConcurrentHashMap.newKeySet();
-    private final java.util.concurrent.LinkedBlockingQueue<String> toAdopt = new java.util.concurrent.LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<String> toAdopt = new LinkedBlockingQueue<>();
 
     /** Marks the adopter's thread, whose claims do not wait for a lease another replica holds. */
     private static final ThreadLocal<Boolean> ADOPTER = ThreadLocal.withInitial(() -> false);
     /** The waits before a sweep hands an orphan to the adopter again: a sweep interval, doubling, at most 1 min. */
     private final Attempts adoptWaits;
     /** Per orphan handed to the adopter: when it may be handed again, and how many times it was, for a backoff. */
-    private final java.util.Map<String, long[]> adopted = new java.util.HashMap<>();
+    private final Map<String, long[]> adopted = new HashMap<>();
 
     /** The last round failed: the database is out of reach, or was. */
     private volatile boolean failing;
